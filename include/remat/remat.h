@@ -1,0 +1,14 @@
+/* remat/remat.h - umbrella header for libremat. */
+#ifndef REMAT_REMAT_H
+#define REMAT_REMAT_H
+
+#include "remat/error.h"
+#include "remat/graph.h"
+#include "remat/schedule.h"
+#include "remat/sim.h"
+#include "remat/budget.h"
+#include "remat/planner.h"
+
+#define REMAT_VERSION "0.1.0"
+
+#endif

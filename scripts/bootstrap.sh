@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install what remat needs from Debian's packages (only what is missing),
+# then configure and build into build/.  Idempotent; quick when nothing
+# changed.  Usage: scripts/bootstrap.sh [--quiet]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quiet=0
+[ "${1:-}" = "--quiet" ] && quiet=1
+say() { [ "$quiet" = 1 ] || echo "bootstrap: $*" >&2; }
+
+packages=(gcc make cmake pkg-config python3 libcjson-dev libigraph-dev
+          libglpk-dev libcmocka-dev coinor-libcbc-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -qq "${missing[@]}" >&2; then
+    $sudo apt-get update -qq >&2
+    $sudo apt-get install -y -qq "${missing[@]}" >&2
+  fi
+fi
+
+build=${REMAT_BUILD_DIR:-build}
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  say "configuring $build/"
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+fi
+say "building $build/"
+if [ "$quiet" = 1 ]; then
+  cmake --build "$build" -j "$(nproc)" >/dev/null
+else
+  cmake --build "$build" -j "$(nproc)" >&2
+fi

@@ -1,0 +1,71 @@
+/* cmd_info.c - remat info: validate a graph and describe it. */
+#include <stdio.h>
+
+#include "cli.h"
+#include "../core/util.h"
+
+const struct cli_opt cmd_info_opts[] = {
+	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
+	{ NULL, 0, NULL, NULL, 0 }
+};
+
+int cmd_info(struct cli_args *a)
+{
+	struct remat_graph *g = NULL;
+	struct remat_error err;
+	int json = cli_flag(a, "json"), rc;
+	int32_t v, counts[5] = { 0 };
+	char b1[32], b2[32], b3[32];
+
+	remat_error_clear(&err);
+	rc = remat_graph_load_file(a->pos[0], &g, &err);
+	if (rc) {
+		cli_error("%s", err.msg);
+		if (json) {
+			fputs("{\"error\": ", stdout);
+			remat_json_write_str(stdout, err.msg);
+			fputs("}\n", stdout);
+		}
+		return cli_exit_code(rc);
+	}
+	for (v = 0; v < g->n; v++)
+		counts[g->kind[v]]++;
+	if (json) {
+		printf("{\"name\": ");
+		remat_json_write_str(stdout, g->name);
+		printf(", \"cost_unit\": ");
+		remat_json_write_str(stdout, g->cost_unit);
+		printf(", \"nodes\": %d, \"edges\": %lld, \"inputs\": %d, \"outputs\": %d, "
+		       "\"total_mem\": %lld, \"no_remat_peak\": %lld, "
+		       "\"min_peak_lower_bound\": %lld, \"baseline_cost\": ",
+		       g->n, (long long)g->n_edges, g->n_inputs, g->n_outputs,
+		       (long long)g->total_mem, (long long)g->no_remat_peak,
+		       (long long)g->min_peak_lower_bound);
+		remat_json_write_num(stdout, g->baseline_cost);
+		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
+		       "\"backward\": %d, \"op\": %d}, \"training\": %s}\n",
+		       counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
+		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],
+		       counts[REMAT_KIND_OP], g->n_backward ? "true" : "false");
+	} else {
+		remat_format_bytes(g->total_mem, b1, sizeof(b1));
+		remat_format_bytes(g->no_remat_peak, b2, sizeof(b2));
+		remat_format_bytes(g->min_peak_lower_bound, b3, sizeof(b3));
+		printf("graph          %s (%s)\n", g->name, a->pos[0]);
+		printf("nodes          %d: %d input, %d forward, %d loss, %d backward, %d op\n",
+		       g->n, counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
+		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],
+		       counts[REMAT_KIND_OP]);
+		printf("edges          %lld\n", (long long)g->n_edges);
+		printf("outputs        %d\n", g->n_outputs);
+		printf("graph kind     %s\n", g->n_backward ? "training (has backward nodes)"
+		       : "inference (no backward nodes)");
+		printf("total memory   %-14s (%lld bytes)\n", b1, (long long)g->total_mem);
+		printf("no-remat peak  %-14s (%lld bytes)\n", b2, (long long)g->no_remat_peak);
+		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
+		       (long long)g->min_peak_lower_bound);
+		printf("baseline cost  %.6g %s\n", g->baseline_cost, g->cost_unit);
+	}
+	remat_graph_free(g);
+	return 0;
+}

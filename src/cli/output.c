@@ -1,0 +1,98 @@
+/* output.c - the result reports of plan and simulate, as JSON and as text. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "../core/util.h"
+
+double cli_parse_seconds(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !isfinite(v) || v < 0)
+		return -1;
+	return v;
+}
+
+void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
+			   int64_t budget, const char *planner,
+			   const char *chosen, double time_s, const char *error,
+			   const struct remat_plan_report *report)
+{
+	fputs("{\"valid\": ", f);
+	fputs(res && res->valid ? "true" : "false", f);
+	fputs(", \"feasible\": ", f);
+	fputs(res && res->feasible ? "true" : "false", f);
+	if (res) {
+		fprintf(f, ", \"peak_mem\": %lld, \"cost\": ", (long long)res->peak_mem);
+		remat_json_write_num(f, res->cost);
+		fputs(", \"baseline_cost\": ", f);
+		remat_json_write_num(f, res->baseline_cost);
+		fputs(", \"overhead\": ", f);
+		remat_json_write_num(f, res->overhead);
+		fprintf(f, ", \"computes\": %lld, \"recomputes\": %lld",
+			(long long)res->computes, (long long)res->recomputes);
+	} else {
+		fputs(", \"peak_mem\": null, \"cost\": null, \"baseline_cost\": null, "
+		      "\"overhead\": null, \"computes\": null, \"recomputes\": null", f);
+	}
+	if (budget >= 0)
+		fprintf(f, ", \"budget\": %lld", (long long)budget);
+	else
+		fputs(", \"budget\": null", f);
+	if (planner) {
+		fputs(", \"planner\": ", f);
+		remat_json_write_str(f, planner);
+		if (chosen && chosen[0]) {
+			fputs(", \"chosen\": ", f);
+			remat_json_write_str(f, chosen);
+		}
+		fputs(", \"time_s\": ", f);
+		remat_json_write_num(f, floor(time_s * 1e6 + 0.5) / 1e6);
+	}
+	if (report && !isnan(report->lower_bound)) {
+		fputs(", \"lower_bound\": ", f);
+		remat_json_write_num(f, report->lower_bound);
+	}
+	if (report && !isnan(report->gap)) {
+		fputs(", \"gap\": ", f);
+		remat_json_write_num(f, report->gap);
+	}
+	if (report && report->optimal >= 0)
+		fprintf(f, ", \"optimal\": %s", report->optimal ? "true" : "false");
+	if (res && res->error[0]) {
+		fputs(", \"error_step\": ", f);
+		fprintf(f, "%lld", (long long)res->error_step);
+	}
+	fputs(", \"error\": ", f);
+	if (error && error[0])
+		remat_json_write_str(f, error);
+	else
+		fputs("null", f);
+	fputs("}\n", f);
+}
+
+void cli_print_result_text(FILE *f, const struct remat_graph *g,
+			   const struct remat_sim_result *res, int64_t budget)
+{
+	char a[32], b[32], c[32];
+
+	remat_format_bytes(res->peak_mem, a, sizeof(a));
+	remat_format_bytes(g->no_remat_peak, c, sizeof(c));
+	if (budget >= 0) {
+		remat_format_bytes(budget, b, sizeof(b));
+		fprintf(f, "  peak        %-14s budget %s (%s)\n", a, b,
+			res->feasible ? "fits" : "over budget");
+	} else {
+		fprintf(f, "  peak        %s\n", a);
+	}
+	if (g->no_remat_peak > 0)
+		fprintf(f, "  no-remat    %-14s peak is %.1f%% of it\n", c,
+			100.0 * (double)res->peak_mem / (double)g->no_remat_peak);
+	fprintf(f, "  cost        %-14.6g baseline %.6g %s, overhead %+.2f%%\n", res->cost,
+		res->baseline_cost, g->cost_unit, 100.0 * res->overhead);
+	fprintf(f, "  computes    %-14lld recomputes %lld\n", (long long)res->computes,
+		(long long)res->recomputes);
+}

@@ -1,0 +1,53 @@
+/*
+ * util.h - small internals shared across libremat (and its CLI): whole-file
+ * reading, JSON text helpers, line/column of a byte offset.
+ */
+#ifndef REMAT_UTIL_H
+#define REMAT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "remat/error.h"
+
+struct cJSON;
+
+/*
+ * Read a whole file into a malloc'd, NUL-terminated buffer.  Failures are
+ * REMAT_EINPUT naming the path ("cannot read: No such file or directory").
+ */
+int remat_i_read_file(const char *path, char **buf, size_t *len,
+		      struct remat_error *err);
+
+/* Line and column (1-based) of byte offset off in buf. */
+void remat_i_line_col(const char *buf, size_t off, long *line, long *col);
+
+/*
+ * Parse JSON strictly (no trailing garbage).  On a syntax error returns
+ * REMAT_EINPUT with "SOURCE:LINE:COL: invalid JSON ..." in err.
+ */
+int remat_i_json_parse(const char *buf, size_t len, const char *source,
+		       struct cJSON **out, struct remat_error *err);
+
+/*
+ * Member key of object obj, matched case-sensitively.  *dup is set when
+ * the key occurs more than once (dup may be NULL).
+ */
+struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
+				  int *dup);
+
+/* Is v a JSON number that is an integer in [0, max]? */
+int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out);
+
+/* Write s as a JSON string literal (quoted and escaped). */
+void remat_json_write_str(FILE *f, const char *s);
+/* Write a number: integers exactly, others shortest round-trip; NaN/inf as null. */
+void remat_json_write_num(FILE *f, double v);
+/* Format a number the same way into buf. */
+void remat_json_fmt_num(double v, char *buf, size_t size);
+
+/* The last path component of path (points into path). */
+const char *remat_i_basename(const char *path);
+
+#endif

@@ -1,0 +1,675 @@
+/*
+ * builder.c - graph construction: node-by-node collection, id resolution,
+ * validation, CSR inputs/users, the stable topological order and the
+ * derived figures.  The JSON loader, importers, generators and tests all
+ * build graphs through here, so every rule of FORMATS.md section 1 is
+ * checked in one place.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/graph.h"
+#include "remat/sim.h"
+#include "../core/arena.h"
+#include "graph_internal.h"
+
+struct pending {
+	const char *id, *label, *grad_of;
+	int64_t mem, workspace;
+	double cost;
+	int64_t in_start;
+	int32_t in_count;
+	uint8_t kind, recompute;
+};
+
+struct remat_graph_builder {
+	struct remat_arena *arena;
+	const char *source, *name, *cost_unit;
+	struct pending *nodes;
+	int32_t n, cap;
+	const char **in_ids;
+	int64_t n_in, cap_in;
+	const char **out_ids;
+	int32_t n_out, cap_out;
+	int outputs_given;
+	int32_t *map;
+	uint32_t mask;
+};
+
+static const char *const kind_names[] = {
+	[REMAT_KIND_OP] = "op",
+	[REMAT_KIND_INPUT] = "input",
+	[REMAT_KIND_FORWARD] = "forward",
+	[REMAT_KIND_LOSS] = "loss",
+	[REMAT_KIND_BACKWARD] = "backward",
+};
+
+const char *remat_kind_name(enum remat_kind k)
+{
+	if ((unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]))
+		return kind_names[k];
+	return "?";
+}
+
+int remat_i_kind_parse(const char *s)
+{
+	unsigned i;
+
+	for (i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (strcmp(s, kind_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+uint64_t remat_i_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+/* Slot for id in a table whose entries name nodes through ids[]. */
+static uint32_t map_slot(const int32_t *map, uint32_t mask,
+			 const char *const *ids, size_t stride, const char *id)
+{
+	uint32_t i = (uint32_t)remat_i_hash_str(id) & mask;
+
+	while (map[i] >= 0) {
+		const char *other = *(const char *const *)((const char *)ids +
+							    (size_t)map[i] * stride);
+		if (strcmp(other, id) == 0)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+int32_t remat_graph_find(const struct remat_graph *g, const char *id)
+{
+	uint32_t i;
+
+	if (!g->idmap)
+		return -1;
+	i = map_slot(g->idmap, g->idmap_mask, g->id, sizeof(g->id[0]), id);
+	return g->idmap[i];
+}
+
+void remat_graph_free(struct remat_graph *g)
+{
+	struct remat_arena *a;
+
+	if (!g)
+		return;
+	free(g->idmap);
+	a = g->arena;
+	remat_arena_free(a); /* g itself lives in the arena */
+}
+
+int remat_builder_new(const char *source, struct remat_graph_builder **out,
+		      struct remat_error *err)
+{
+	struct remat_graph_builder *b = calloc(1, sizeof(*b));
+
+	*out = NULL;
+	if (!b || !(b->arena = remat_arena_new())) {
+		free(b);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	}
+	b->source = remat_arena_strdup(b->arena, source ? source : "<graph>");
+	b->mask = 1023;
+	b->map = malloc(sizeof(int32_t) * (b->mask + 1));
+	if (!b->source || !b->map) {
+		remat_builder_free(b);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	}
+	memset(b->map, 0xff, sizeof(int32_t) * (b->mask + 1));
+	*out = b;
+	return REMAT_OK;
+}
+
+void remat_builder_free(struct remat_graph_builder *b)
+{
+	if (!b)
+		return;
+	remat_arena_free(b->arena);
+	free(b->nodes);
+	free(b->in_ids);
+	free(b->out_ids);
+	free(b->map);
+	free(b);
+}
+
+static int oom(struct remat_graph_builder *b, struct remat_error *err)
+{
+	return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory", b->source);
+}
+
+int remat_builder_set_name(struct remat_graph_builder *b, const char *name,
+			   struct remat_error *err)
+{
+	if (!(b->name = remat_arena_strdup(b->arena, name)))
+		return oom(b, err);
+	return REMAT_OK;
+}
+
+int remat_builder_set_cost_unit(struct remat_graph_builder *b,
+				const char *unit, struct remat_error *err)
+{
+	if (!(b->cost_unit = remat_arena_strdup(b->arena, unit)))
+		return oom(b, err);
+	return REMAT_OK;
+}
+
+void remat_builder_outputs_given(struct remat_graph_builder *b)
+{
+	b->outputs_given = 1;
+}
+
+static int grow(void **p, int64_t *cap, int64_t need, size_t elem)
+{
+	int64_t ncap = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if ((uint64_t)ncap > SIZE_MAX / elem)
+		return -1;
+	np = realloc(*p, (size_t)ncap * elem);
+	if (!np)
+		return -1;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int map_grow(struct remat_graph_builder *b)
+{
+	uint32_t nmask = b->mask * 2 + 1, i;
+	int32_t *nmap;
+
+	if (nmask > (1u << 31) - 1)
+		return -1;
+	nmap = malloc(sizeof(int32_t) * ((size_t)nmask + 1));
+	if (!nmap)
+		return -1;
+	memset(nmap, 0xff, sizeof(int32_t) * ((size_t)nmask + 1));
+	for (i = 0; i <= b->mask; i++) {
+		int32_t v = b->map[i];
+		uint32_t j;
+
+		if (v < 0)
+			continue;
+		j = (uint32_t)remat_i_hash_str(b->nodes[v].id) & nmask;
+		while (nmap[j] >= 0)
+			j = (j + 1) & nmask;
+		nmap[j] = v;
+	}
+	free(b->map);
+	b->map = nmap;
+	b->mask = nmask;
+	return 0;
+}
+
+static int32_t builder_find(const struct remat_graph_builder *b, const char *id)
+{
+	if (b->n == 0)
+		return -1;
+	return b->map[map_slot(b->map, b->mask, &b->nodes[0].id,
+			       sizeof(struct pending), id)];
+}
+
+int remat_builder_add(struct remat_graph_builder *b,
+		      const struct remat_node_spec *s, struct remat_error *err)
+{
+	struct pending *p;
+	int64_t cap, i;
+	uint32_t slot;
+	const char *src = b->source;
+
+	if (!s->id || !s->id[0])
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: nodes[%d]: 'id' must be a non-empty string", src, b->n);
+	if ((unsigned)s->kind > REMAT_KIND_BACKWARD)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: node '%s': 'kind' is not valid",
+				  src, s->id);
+	if (s->mem < 0 || s->mem > REMAT_MAX_BYTES)
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: node '%s': 'mem' must be an integer from 0 to 2^53",
+				  src, s->id);
+	if (s->workspace < 0 || s->workspace > REMAT_MAX_BYTES)
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: node '%s': 'workspace' must be an integer from 0 to 2^53",
+				  src, s->id);
+	if (isnan(s->cost) || isinf(s->cost))
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: node '%s': 'cost' must be a finite number >= 0", src, s->id);
+	if (s->kind == REMAT_KIND_INPUT && s->n_inputs > 0)
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: node '%s': 'inputs' must be empty on an input node",
+				  src, s->id);
+	if (b->n == INT32_MAX - 1)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: too many nodes", src);
+
+	/* Keep the table at most half full. */
+	if ((uint32_t)b->n + 1 > (b->mask + 1) / 2 && map_grow(b))
+		return oom(b, err);
+	cap = b->cap;
+	if (grow((void **)&b->nodes, &cap, (int64_t)b->n + 1, sizeof(*b->nodes)))
+		return oom(b, err);
+	b->cap = (int32_t)(cap > INT32_MAX ? INT32_MAX : cap);
+	if (b->n > 0) {
+		slot = map_slot(b->map, b->mask, &b->nodes[0].id, sizeof(struct pending), s->id);
+		if (b->map[slot] >= 0)
+			return REMAT_FAIL(err, REMAT_EINPUT,
+					  "%s: node '%s': duplicate 'id' (also nodes[%d])",
+					  src, s->id, b->map[slot]);
+	} else {
+		slot = (uint32_t)remat_i_hash_str(s->id) & b->mask;
+	}
+	if (grow((void **)&b->in_ids, &b->cap_in, b->n_in + s->n_inputs, sizeof(char *)))
+		return oom(b, err);
+
+	p = &b->nodes[b->n];
+	memset(p, 0, sizeof(*p));
+	p->id = remat_arena_strdup(b->arena, s->id);
+	p->label = s->label ? remat_arena_strdup(b->arena, s->label) : NULL;
+	p->grad_of = s->grad_of ? remat_arena_strdup(b->arena, s->grad_of) : NULL;
+	if (!p->id || (s->label && !p->label) || (s->grad_of && !p->grad_of))
+		return oom(b, err);
+	p->kind = (uint8_t)s->kind;
+	p->recompute = s->recompute ? 1 : 0;
+	p->mem = s->mem;
+	p->workspace = s->workspace;
+	if (s->kind == REMAT_KIND_INPUT)
+		p->cost = 0; /* inputs are never computed */
+	else
+		p->cost = s->cost < 0 ? 1.0 : s->cost;
+	p->in_start = b->n_in;
+	p->in_count = s->n_inputs;
+	for (i = 0; i < s->n_inputs; i++) {
+		const char *x = s->inputs[i];
+
+		if (!x || !x[0])
+			return REMAT_FAIL(err, REMAT_EINPUT,
+					  "%s: node '%s': 'inputs' must hold non-empty ids", src, s->id);
+		if (!(b->in_ids[b->n_in + i] = remat_arena_strdup(b->arena, x)))
+			return oom(b, err);
+	}
+	b->n_in += s->n_inputs;
+	b->map[slot] = b->n;
+	b->n++;
+	return REMAT_OK;
+}
+
+int remat_builder_add_output(struct remat_graph_builder *b, const char *id,
+			     struct remat_error *err)
+{
+	int64_t cap = b->cap_out;
+
+	b->outputs_given = 1;
+	if (grow((void **)&b->out_ids, &cap, (int64_t)b->n_out + 1, sizeof(char *)))
+		return oom(b, err);
+	b->cap_out = (int32_t)cap;
+	if (!(b->out_ids[b->n_out] = remat_arena_strdup(b->arena, id ? id : "")))
+		return oom(b, err);
+	b->n_out++;
+	return REMAT_OK;
+}
+
+/* Binary min-heap of node indices: "earliest in the file first". */
+static void heap_push(int32_t *h, int32_t *len, int32_t v)
+{
+	int32_t i = (*len)++;
+
+	while (i > 0) {
+		int32_t parent = (i - 1) / 2;
+
+		if (h[parent] <= v)
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i] = v;
+}
+
+static int32_t heap_pop(int32_t *h, int32_t *len)
+{
+	int32_t top = h[0], last = h[--(*len)], i = 0;
+
+	for (;;) {
+		int32_t c = 2 * i + 1;
+
+		if (c >= *len)
+			break;
+		if (c + 1 < *len && h[c + 1] < h[c])
+			c++;
+		if (last <= h[c])
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*len > 0)
+		h[i] = last;
+	return top;
+}
+
+/* Describe one cycle among the nodes Kahn's algorithm could not order. */
+static int report_cycle(struct remat_graph *g, const int32_t *indeg,
+			struct remat_error *err)
+{
+	int32_t *seen_at = NULL, v = -1, i, len = 0, start;
+	int32_t *path = NULL;
+	char buf[400];
+	size_t used = 0;
+	int rc;
+
+	for (i = 0; i < g->n; i++)
+		if (indeg[i] > 0) {
+			v = i;
+			break;
+		}
+	seen_at = malloc(sizeof(int32_t) * (size_t)g->n);
+	path = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!seen_at || !path) {
+		free(seen_at);
+		free(path);
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: the graph has a cycle", g->source);
+	}
+	for (i = 0; i < g->n; i++)
+		seen_at[i] = -1;
+	/* Walk backwards along unordered inputs until a node repeats. */
+	while (seen_at[v] < 0) {
+		int32_t k, next = -1;
+
+		seen_at[v] = len;
+		path[len++] = v;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (indeg[g->in_idx[k]] > 0) {
+				next = g->in_idx[k];
+				break;
+			}
+		v = next;
+	}
+	start = seen_at[v];
+	/* path[start..len-1] follows inputs; print it in data-flow order. */
+	buf[0] = '\0';
+	for (i = len - 1; i >= start && used < sizeof(buf) - 40; i--) {
+		int w = snprintf(buf + used, sizeof(buf) - used, "%s -> ",
+				 g->id[path[i]]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+		if (used >= sizeof(buf))
+			used = sizeof(buf) - 1;
+	}
+	if (i >= start)
+		snprintf(buf + used, sizeof(buf) - used, "... -> ");
+	rc = REMAT_FAIL(err, REMAT_EINPUT,
+			"%s: node '%s': 'inputs' form a cycle: %s%s", g->source,
+			g->id[path[len - 1]], buf, g->id[path[len - 1]]);
+	free(seen_at);
+	free(path);
+	return rc;
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int derive_figures(struct remat_graph *g, struct remat_error *err)
+{
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	int32_t v, k;
+	int64_t max_ws = 0;
+	int rc;
+
+	g->total_mem = 0;
+	g->baseline_cost = 0;
+	g->min_peak_lower_bound = 0;
+	for (v = 0; v < g->n; v++) {
+		g->total_mem = sat_add(g->total_mem, g->mem[v]);
+		if (g->workspace[v] > max_ws)
+			max_ws = g->workspace[v];
+		if (g->kind[v] == REMAT_KIND_INPUT)
+			continue;
+		g->baseline_cost += g->cost[v];
+	}
+	/* Keep every sum of sizes the simulator can form inside int64. */
+	if (sat_add(g->total_mem, max_ws) == INT64_MAX)
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: 'mem' and 'workspace' add up to more than 2^63-1 bytes",
+				  g->source);
+	for (v = 0; v < g->n; v++) {
+		int64_t need;
+
+		if (g->kind[v] == REMAT_KIND_INPUT)
+			continue;
+		need = g->mem[v] + g->workspace[v];
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			need += g->mem[g->in_idx[k]];
+		if (need > g->min_peak_lower_bound)
+			g->min_peak_lower_bound = need;
+	}
+	remat_schedule_init(&s);
+	rc = remat_schedule_topo(g, &s, err);
+	if (rc == REMAT_OK)
+		rc = remat_simulate(g, &s, -1, NULL, &r, err);
+	remat_schedule_release(&s);
+	if (rc)
+		return rc;
+	if (!r.valid)
+		return REMAT_FAIL(err, REMAT_EINTERNAL,
+				  "%s: the topological order does not simulate: %s",
+				  g->source, r.error);
+	g->no_remat_peak = r.peak_mem;
+	return REMAT_OK;
+}
+
+int remat_builder_finish(struct remat_graph_builder *b,
+			 struct remat_graph **out, struct remat_error *err)
+{
+	struct remat_arena *A = b->arena;
+	struct remat_graph *g;
+	int32_t n = b->n, v, k, *mark = NULL, *indeg = NULL, *heap = NULL;
+	int32_t *resolved = NULL, hlen = 0, done = 0;
+	int64_t e = 0;
+	int rc = REMAT_OK;
+	const char *src = b->source;
+
+	*out = NULL;
+	g = remat_arena_calloc(A, 1, sizeof(*g));
+	if (!g)
+		goto nomem;
+	g->arena = A;
+	g->source = src;
+	g->n = n;
+	g->name = b->name ? b->name : remat_arena_strdup(A, strrchr(src, '/') ?
+							 strrchr(src, '/') + 1 : src);
+	g->cost_unit = b->cost_unit ? b->cost_unit : "unit";
+	g->id = remat_arena_calloc(A, (size_t)n + 1, sizeof(char *));
+	g->label = remat_arena_calloc(A, (size_t)n + 1, sizeof(char *));
+	g->kind = remat_arena_calloc(A, (size_t)n + 1, 1);
+	g->recompute = remat_arena_calloc(A, (size_t)n + 1, 1);
+	g->is_output = remat_arena_calloc(A, (size_t)n + 1, 1);
+	g->mem = remat_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
+	g->workspace = remat_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
+	g->cost = remat_arena_calloc(A, (size_t)n + 1, sizeof(double));
+	g->grad_of = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->in_off = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->use_off = remat_arena_calloc(A, (size_t)n + 2, sizeof(int32_t));
+	g->topo = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->topo_pos = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	mark = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	resolved = malloc(sizeof(int32_t) * ((size_t)b->n_in + 1));
+	if (!g->name || !g->id || !g->label || !g->kind || !g->recompute ||
+	    !g->is_output || !g->mem || !g->workspace || !g->cost || !g->grad_of ||
+	    !g->in_off || !g->use_off || !g->topo || !g->topo_pos || !mark || !resolved)
+		goto nomem;
+
+	for (v = 0; v < n; v++) {
+		const struct pending *p = &b->nodes[v];
+
+		g->id[v] = p->id;
+		g->label[v] = p->label;
+		g->kind[v] = p->kind;
+		g->recompute[v] = p->recompute;
+		g->mem[v] = p->mem;
+		g->workspace[v] = p->workspace;
+		g->cost[v] = p->cost;
+		g->grad_of[v] = -1;
+		mark[v] = -1;
+		if (p->kind == REMAT_KIND_INPUT)
+			g->n_inputs++;
+		if (p->kind == REMAT_KIND_BACKWARD)
+			g->n_backward++;
+	}
+	/* Resolve inputs, dropping duplicates, into CSR order. */
+	for (v = 0; v < n; v++) {
+		const struct pending *p = &b->nodes[v];
+
+		g->in_off[v] = (int32_t)e;
+		for (k = 0; k < p->in_count; k++) {
+			const char *x = b->in_ids[p->in_start + k];
+			int32_t u = builder_find(b, x);
+
+			if (u < 0) {
+				rc = REMAT_FAIL(err, REMAT_EINPUT,
+						"%s: node '%s': 'inputs': unknown node '%s'",
+						src, p->id, x);
+				goto fail;
+			}
+			if (u == v) {
+				rc = REMAT_FAIL(err, REMAT_EINPUT,
+						"%s: node '%s': 'inputs' form a cycle: %s -> %s",
+						src, p->id, p->id, p->id);
+				goto fail;
+			}
+			if (mark[u] == v)
+				continue;
+			mark[u] = v;
+			if (e >= INT32_MAX) {
+				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: too many edges", src);
+				goto fail;
+			}
+			resolved[e++] = u;
+		}
+		if (p->grad_of) {
+			int32_t u = builder_find(b, p->grad_of);
+
+			if (u < 0) {
+				rc = REMAT_FAIL(err, REMAT_EINPUT,
+						"%s: node '%s': 'grad_of': unknown node '%s'",
+						src, p->id, p->grad_of);
+				goto fail;
+			}
+			g->grad_of[v] = u;
+		}
+	}
+	g->in_off[n] = (int32_t)e;
+	g->n_edges = e;
+	g->in_idx = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
+	g->use_idx = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
+	if (!g->in_idx || !g->use_idx)
+		goto nomem;
+	memcpy(g->in_idx, resolved, sizeof(int32_t) * (size_t)e);
+
+	/* Users: counting sort by producer, consumers in file order. */
+	for (k = 0; k < (int32_t)e; k++)
+		g->use_off[g->in_idx[k] + 2]++;
+	for (v = 0; v < n; v++)
+		g->use_off[v + 2] += g->use_off[v + 1];
+	for (v = 0; v < n; v++)
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			g->use_idx[g->use_off[g->in_idx[k] + 1]++] = v;
+
+	/* Stable Kahn: among ready nodes the earliest in the file first. */
+	indeg = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	heap = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	if (!indeg || !heap)
+		goto nomem;
+	for (v = 0; v < n; v++) {
+		indeg[v] = g->in_off[v + 1] - g->in_off[v];
+		if (indeg[v] == 0)
+			heap_push(heap, &hlen, v);
+	}
+	while (hlen > 0) {
+		int32_t u = heap_pop(heap, &hlen);
+
+		g->topo_pos[u] = done;
+		g->topo[done++] = u;
+		for (k = g->use_off[u]; k < g->use_off[u + 1]; k++)
+			if (--indeg[g->use_idx[k]] == 0)
+				heap_push(heap, &hlen, g->use_idx[k]);
+	}
+	if (done < n) {
+		rc = report_cycle(g, indeg, err);
+		goto fail;
+	}
+
+	/* Outputs: as given (deduplicated), or every node nobody uses. */
+	if (b->outputs_given) {
+		g->outputs = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)b->n_out + 1));
+		if (!g->outputs)
+			goto nomem;
+		for (k = 0; k < b->n_out; k++) {
+			int32_t u = builder_find(b, b->out_ids[k]);
+
+			if (u < 0) {
+				rc = REMAT_FAIL(err, REMAT_EINPUT,
+						"%s: 'outputs': unknown node '%s'", src, b->out_ids[k]);
+				goto fail;
+			}
+			if (!g->is_output[u]) {
+				g->is_output[u] = 1;
+				g->outputs[g->n_outputs++] = u;
+			}
+		}
+	} else {
+		g->outputs = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)n + 1));
+		if (!g->outputs)
+			goto nomem;
+		for (v = 0; v < n; v++)
+			if (g->use_off[v + 1] == g->use_off[v]) {
+				g->is_output[v] = 1;
+				g->outputs[g->n_outputs++] = v;
+			}
+	}
+
+	/* Hand the id table over to the graph. */
+	g->idmap = b->map;
+	g->idmap_mask = b->mask;
+	b->map = NULL;
+	b->arena = NULL;
+	rc = derive_figures(g, err);
+	free(mark);
+	free(resolved);
+	free(indeg);
+	free(heap);
+	remat_builder_free(b);
+	if (rc) {
+		remat_graph_free(g);
+		return rc;
+	}
+	*out = g;
+	return REMAT_OK;
+
+nomem:
+	rc = oom(b, err);
+fail:
+	free(mark);
+	free(resolved);
+	free(indeg);
+	free(heap);
+	remat_builder_free(b);
+	return rc;
+}

@@ -1,0 +1,291 @@
+/*
+ * load.c - remat-graph JSON (FORMATS.md section 1) to a graph.
+ *
+ * The loader checks the JSON types of every field it knows, copies what it
+ * needs into the builder, frees the cJSON tree and lets the builder check
+ * the graph-wide rules (ids, references, cycles).  Unknown fields are
+ * ignored; a known field given twice in one object is an error, because
+ * cJSON would silently keep only the first.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "remat/graph.h"
+#include "../core/util.h"
+#include "graph_internal.h"
+
+/* A short rendering of a JSON value for messages ("got ..."). */
+static void show_value(const cJSON *v, char *buf, size_t size)
+{
+	char *txt = cJSON_PrintUnformatted(v);
+
+	if (!txt) {
+		snprintf(buf, size, "?");
+		return;
+	}
+	if (strlen(txt) > 40)
+		snprintf(buf, size, "%.37s...", txt);
+	else
+		snprintf(buf, size, "%s", txt);
+	cJSON_free(txt);
+}
+
+struct node_ctx {
+	const char *src;
+	const char *id;  /* NULL until known */
+	int index;
+};
+
+static int node_fail(const struct node_ctx *c, struct remat_error *err,
+		     const char *field, const char *what, const cJSON *got)
+{
+	char shown[64];
+
+	if (got)
+		show_value(got, shown, sizeof(shown));
+	if (c->id)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: node '%s': '%s' %s%s%s%s",
+				  c->src, c->id, field, what, got ? " (got " : "",
+				  got ? shown : "", got ? ")" : "");
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: nodes[%d]: '%s' %s%s%s%s", c->src,
+			  c->index, field, what, got ? " (got " : "", got ? shown : "",
+			  got ? ")" : "");
+}
+
+/* Fetch a member, rejecting duplicates of this known field. */
+static int member(const struct node_ctx *c, const cJSON *obj, const char *key,
+		  cJSON **out, struct remat_error *err)
+{
+	int dup;
+
+	*out = remat_i_json_member(obj, key, &dup);
+	if (dup)
+		return node_fail(c, err, key, "is given more than once", NULL);
+	return REMAT_OK;
+}
+
+static int read_bytes(const struct node_ctx *c, const cJSON *obj,
+		      const char *key, int required, int64_t *out,
+		      struct remat_error *err)
+{
+	cJSON *v;
+
+	REMAT_TRY(member(c, obj, key, &v, err));
+	*out = 0;
+	if (!v) {
+		if (required)
+			return node_fail(c, err, key, "is required", NULL);
+		return REMAT_OK;
+	}
+	if (!remat_i_json_uint(v, REMAT_MAX_BYTES, out))
+		return node_fail(c, err, key,
+				 "must be an integer number of bytes from 0 to 2^53", v);
+	return REMAT_OK;
+}
+
+struct strvec {
+	const char **v;
+	int32_t n, cap;
+};
+
+static int load_node(const char *src, const cJSON *jn, int index,
+		     struct remat_graph_builder *b, struct strvec *ins,
+		     struct remat_error *err)
+{
+	struct node_ctx c = { src, NULL, index };
+	struct remat_node_spec s;
+	cJSON *v, *it;
+
+	memset(&s, 0, sizeof(s));
+	if (!cJSON_IsObject(jn))
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: nodes[%d]: must be an object",
+				  src, index);
+	REMAT_TRY(member(&c, jn, "id", &v, err));
+	if (!v || !cJSON_IsString(v) || !v->valuestring[0])
+		return node_fail(&c, err, "id", "must be a non-empty string", v);
+	c.id = s.id = v->valuestring;
+
+	s.kind = REMAT_KIND_OP;
+	REMAT_TRY(member(&c, jn, "kind", &v, err));
+	if (v) {
+		int k = cJSON_IsString(v) ? remat_i_kind_parse(v->valuestring) : -1;
+
+		if (k < 0)
+			return node_fail(&c, err, "kind",
+					 "must be one of input, forward, loss, backward, op", v);
+		s.kind = (enum remat_kind)k;
+	}
+	REMAT_TRY(read_bytes(&c, jn, "mem", 1, &s.mem, err));
+	REMAT_TRY(read_bytes(&c, jn, "workspace", 0, &s.workspace, err));
+
+	s.cost = -1;
+	REMAT_TRY(member(&c, jn, "cost", &v, err));
+	if (v) {
+		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+			return node_fail(&c, err, "cost", "must be a finite number >= 0", v);
+		s.cost = v->valuedouble;
+	}
+
+	ins->n = 0;
+	REMAT_TRY(member(&c, jn, "inputs", &v, err));
+	if (v) {
+		if (!cJSON_IsArray(v))
+			return node_fail(&c, err, "inputs", "must be an array of node ids", v);
+		cJSON_ArrayForEach(it, v) {
+			if (!cJSON_IsString(it) || !it->valuestring[0])
+				return node_fail(&c, err, "inputs",
+						 "must hold non-empty id strings", it);
+			if (ins->n == ins->cap) {
+				int32_t ncap = ins->cap ? ins->cap * 2 : 16;
+				const char **nv = realloc(ins->v, sizeof(char *) * (size_t)ncap);
+
+				if (!nv)
+					return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory", src);
+				ins->v = nv;
+				ins->cap = ncap;
+			}
+			ins->v[ins->n++] = it->valuestring;
+		}
+	}
+	s.inputs = ins->v;
+	s.n_inputs = ins->n;
+	if (s.kind == REMAT_KIND_INPUT && s.n_inputs > 0)
+		return node_fail(&c, err, "inputs", "must be empty on an input node", NULL);
+
+	REMAT_TRY(member(&c, jn, "grad_of", &v, err));
+	if (v) {
+		if (!cJSON_IsString(v) || !v->valuestring[0])
+			return node_fail(&c, err, "grad_of", "must be a node id string", v);
+		s.grad_of = v->valuestring;
+	}
+	s.recompute = 1;
+	REMAT_TRY(member(&c, jn, "recompute", &v, err));
+	if (v) {
+		if (!cJSON_IsBool(v))
+			return node_fail(&c, err, "recompute", "must be true or false", v);
+		s.recompute = cJSON_IsTrue(v);
+	}
+	REMAT_TRY(member(&c, jn, "label", &v, err));
+	if (v) {
+		if (!cJSON_IsString(v))
+			return node_fail(&c, err, "label", "must be a string", v);
+		s.label = v->valuestring;
+	}
+	return remat_builder_add(b, &s, err);
+}
+
+static int top_fail(const char *src, struct remat_error *err, const char *field,
+		    const char *what, const cJSON *got)
+{
+	char shown[64];
+
+	if (!got)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
+	show_value(got, shown, sizeof(shown));
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what,
+			  shown);
+}
+
+static int top_member(const char *src, const cJSON *root, const char *key,
+		      cJSON **out, struct remat_error *err)
+{
+	int dup;
+
+	*out = remat_i_json_member(root, key, &dup);
+	if (dup)
+		return top_fail(src, err, key, "is given more than once", NULL);
+	return REMAT_OK;
+}
+
+static int build_from_json(const cJSON *root, const char *src,
+			   struct remat_graph_builder *b, struct remat_error *err)
+{
+	struct strvec ins = { NULL, 0, 0 };
+	cJSON *v, *it;
+	int rc = REMAT_OK, i = 0;
+
+	if (!cJSON_IsObject(root))
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: the top level must be a JSON object", src);
+	REMAT_TRY(top_member(src, root, "format", &v, err));
+	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-graph") != 0)
+		return top_fail(src, err, "format", "must be \"remat-graph\"", v);
+	REMAT_TRY(top_member(src, root, "version", &v, err));
+	if (!v || !cJSON_IsNumber(v) || v->valuedouble != 1)
+		return top_fail(src, err, "version", "must be 1", v);
+	REMAT_TRY(top_member(src, root, "name", &v, err));
+	if (v) {
+		if (!cJSON_IsString(v))
+			return top_fail(src, err, "name", "must be a string", v);
+		REMAT_TRY(remat_builder_set_name(b, v->valuestring, err));
+	}
+	REMAT_TRY(top_member(src, root, "cost_unit", &v, err));
+	if (v) {
+		if (!cJSON_IsString(v))
+			return top_fail(src, err, "cost_unit", "must be a string", v);
+		REMAT_TRY(remat_builder_set_cost_unit(b, v->valuestring, err));
+	}
+	REMAT_TRY(top_member(src, root, "nodes", &v, err));
+	if (!v || !cJSON_IsArray(v))
+		return top_fail(src, err, "nodes", "must be an array of node objects", v);
+	cJSON_ArrayForEach(it, v) {
+		rc = load_node(src, it, i++, b, &ins, err);
+		if (rc)
+			break;
+	}
+	free(ins.v);
+	if (rc)
+		return rc;
+	REMAT_TRY(top_member(src, root, "outputs", &v, err));
+	if (v) {
+		if (!cJSON_IsArray(v))
+			return top_fail(src, err, "outputs", "must be an array of node ids", v);
+		remat_builder_outputs_given(b);
+		cJSON_ArrayForEach(it, v) {
+			if (!cJSON_IsString(it))
+				return top_fail(src, err, "outputs", "must hold id strings", it);
+			REMAT_TRY(remat_builder_add_output(b, it->valuestring, err));
+		}
+	}
+	return REMAT_OK;
+}
+
+int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
+			    struct remat_graph **out, struct remat_error *err)
+{
+	struct remat_graph_builder *b = NULL;
+	cJSON *root = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!source)
+		source = "<graph>";
+	REMAT_TRY(remat_i_json_parse(buf, len, source, &root, err));
+	rc = remat_builder_new(source, &b, err);
+	if (rc == REMAT_OK)
+		rc = build_from_json(root, source, b, err);
+	cJSON_Delete(root);
+	if (rc) {
+		remat_builder_free(b);
+		return rc;
+	}
+	return remat_builder_finish(b, out, err);
+}
+
+int remat_graph_load_file(const char *path, struct remat_graph **out,
+			  struct remat_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
+	rc = remat_graph_load_buffer(buf, len, path, out, err);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * auto.c - the default planner: try the others, keep the cheapest.
+ *
+ * 1. Run every registered planner flagged REMAT_PLANNER_AUTO, in registry
+ *    order, each through remat_plan_run() so its schedule is simulated.
+ * 2. Keep the cheapest valid schedule within budget (ties: lower peak).
+ * 3. Stop early when a schedule costs no more than the least any schedule
+ *    can cost (every node an output depends on, computed once), or when
+ *    the deadline has passed.
+ *
+ * Its cost is the minimum over the planners it ran, no better; it is only
+ * as fast as the slowest of them within the time limit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/planner.h"
+#include "fit.h"
+
+extern const struct remat_planner remat_planner_auto;
+
+/* Sum of cost over the non-input nodes some output depends on. */
+static double least_cost(const struct remat_graph *g)
+{
+	uint8_t *need = calloc((size_t)g->n + 1, 1);
+	double sum = 0;
+	int32_t i, k;
+
+	if (!need)
+		return 0;
+	for (i = 0; i < g->n_outputs; i++)
+		need[g->outputs[i]] = 1;
+	for (i = g->n - 1; i >= 0; i--) {
+		int32_t v = g->topo[i];
+
+		if (!need[v])
+			continue;
+		if (g->kind[v] != REMAT_KIND_INPUT)
+			sum += g->cost[v];
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			need[g->in_idx[k]] = 1;
+	}
+	free(need);
+	return sum;
+}
+
+static int auto_plan(const struct remat_plan_request *req,
+		     struct remat_schedule *out, struct remat_error *err)
+{
+	const struct remat_planner *const *pp;
+	struct remat_best best;
+	struct remat_schedule cand;
+	struct remat_plan_request sub = *req;
+	struct remat_plan_report sub_report;
+	double floor_cost = least_cost(req->graph);
+	char winner[64] = "";
+	int rc = REMAT_OK;
+
+	remat_best_init(&best);
+	remat_schedule_init(&cand);
+	sub.report = &sub_report;
+	for (pp = remat_planner_list(); *pp; pp++) {
+		const struct remat_planner *p = *pp;
+		struct remat_sim_result r;
+		struct remat_error e;
+		struct remat_progress pr = { "auto", p->name, -1, NAN, NAN, 0 };
+		int prc, kept;
+
+		if (p == &remat_planner_auto || !(p->flags & REMAT_PLANNER_AUTO))
+			continue;
+		if (best.have && remat_plan_expired(req))
+			break;
+		if (best.have)
+			pr.incumbent = best.res.cost;
+		remat_plan_progress(req, &pr);
+		remat_plan_report_init(&sub_report);
+		remat_error_clear(&e);
+		prc = remat_plan_run(p, &sub, &cand, &r, &e);
+		if (prc == REMAT_ENOFIT || prc == REMAT_ECANCELED)
+			continue;
+		if (prc != REMAT_OK) {
+			/* Usage errors and bugs are the user's to see. */
+			*err = e;
+			rc = prc;
+			goto done;
+		}
+		rc = remat_best_offer(&best, p->name, req->graph, req->budget, &cand,
+				      NULL, &kept, err);
+		if (rc)
+			goto done;
+		if (kept)
+			snprintf(winner, sizeof(winner), "%s", p->name);
+		if (best.have && best.res.cost <= floor_cost * (1 + 1e-12))
+			break;
+	}
+	if (!best.have) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
+				"budget of %lld bytes (no-remat peak %lld, lower bound %lld)",
+				(long long)req->budget, (long long)req->graph->no_remat_peak,
+				(long long)req->graph->min_peak_lower_bound);
+		goto done;
+	}
+	rc = remat_best_take(&best, out, err);
+	if (rc == REMAT_OK && req->report)
+		snprintf(req->report->chosen, sizeof(req->report->chosen), "%s", winner);
+done:
+	remat_schedule_release(&cand);
+	remat_best_release(&best);
+	return rc;
+}
+
+const struct remat_planner remat_planner_auto = {
+	.name = "auto",
+	.summary = "run every fast planner and keep the cheapest schedule within budget",
+	.flags = 0,
+	.options = NULL,
+	.plan = auto_plan,
+};

@@ -1,0 +1,33 @@
+/*
+ * registry.c - the table of planners.  Adding one: write its file, add one
+ * line here (see include/remat/planner.h).  Order matters: it is the order
+ * of `remat planners` and the order in which `auto` tries them (put the
+ * cheap and reliable ones first).
+ */
+#include <string.h>
+
+#include "remat/planner.h"
+
+extern const struct remat_planner remat_planner_auto;
+extern const struct remat_planner remat_planner_none;
+
+static const struct remat_planner *const planners[] = {
+	&remat_planner_auto,
+	&remat_planner_none,
+	NULL
+};
+
+const struct remat_planner *const *remat_planner_list(void)
+{
+	return planners;
+}
+
+const struct remat_planner *remat_planner_find(const char *name)
+{
+	const struct remat_planner *const *p;
+
+	for (p = planners; *p; p++)
+		if (strcmp((*p)->name, name) == 0)
+			return *p;
+	return NULL;
+}

@@ -1,0 +1,274 @@
+/*
+ * schedule.c - the schedule type, its JSON reader and its atomic writer
+ * (FORMATS.md section 2).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "remat/schedule.h"
+#include "remat/sim.h"
+#include "../core/util.h"
+
+void remat_schedule_init(struct remat_schedule *s)
+{
+	s->steps = NULL;
+	s->n = 0;
+	s->cap = 0;
+}
+
+void remat_schedule_release(struct remat_schedule *s)
+{
+	free(s->steps);
+	remat_schedule_init(s);
+}
+
+int remat_schedule_reserve(struct remat_schedule *s, int64_t cap,
+			   struct remat_error *err)
+{
+	struct remat_step *ns;
+	int64_t ncap = s->cap ? s->cap : 64;
+
+	if (cap <= s->cap)
+		return REMAT_OK;
+	while (ncap < cap)
+		ncap *= 2;
+	if ((uint64_t)ncap > SIZE_MAX / sizeof(*ns))
+		return REMAT_FAIL(err, REMAT_ENOMEM, "schedule too long");
+	ns = realloc(s->steps, (size_t)ncap * sizeof(*ns));
+	if (!ns)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for a schedule of %lld steps",
+				  (long long)cap);
+	s->steps = ns;
+	s->cap = ncap;
+	return REMAT_OK;
+}
+
+int remat_schedule_push(struct remat_schedule *s, enum remat_op op,
+			int32_t node, struct remat_error *err)
+{
+	if (s->n == s->cap)
+		REMAT_TRY(remat_schedule_reserve(s, s->n + 1, err));
+	s->steps[s->n].op = op;
+	s->steps[s->n].node = node;
+	s->n++;
+	return REMAT_OK;
+}
+
+int remat_schedule_copy(struct remat_schedule *dst,
+			const struct remat_schedule *src, struct remat_error *err)
+{
+	REMAT_TRY(remat_schedule_reserve(dst, src->n, err));
+	if (src->n)
+		memcpy(dst->steps, src->steps, (size_t)src->n * sizeof(*src->steps));
+	dst->n = src->n;
+	return REMAT_OK;
+}
+
+void remat_schedule_swap(struct remat_schedule *a, struct remat_schedule *b)
+{
+	struct remat_schedule t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+int64_t remat_schedule_count_frees(const struct remat_schedule *s)
+{
+	int64_t i, k = 0;
+
+	for (i = 0; i < s->n; i++)
+		k += s->steps[i].op == REMAT_OP_FREE;
+	return k;
+}
+
+static int step_fail(const char *src, long i, struct remat_error *err,
+		     const char *what, const char *detail)
+{
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: steps[%ld]: %s%s%s%s", src, i, what,
+			  detail ? " '" : "", detail ? detail : "", detail ? "'" : "");
+}
+
+int remat_schedule_read_buffer(const char *buf, size_t len, const char *src,
+			       const struct remat_graph *g,
+			       struct remat_schedule *out, struct remat_error *err)
+{
+	cJSON *root = NULL, *v, *steps, *it;
+	long i = 0;
+	int rc = REMAT_OK;
+
+	remat_schedule_clear(out);
+	REMAT_TRY(remat_i_json_parse(buf, len, src, &root, err));
+	if (!cJSON_IsObject(root)) {
+		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: the top level must be a JSON object", src);
+		goto done;
+	}
+	v = remat_i_json_member(root, "format", NULL);
+	if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, "remat-schedule") != 0)) {
+		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'format' must be \"remat-schedule\"", src);
+		goto done;
+	}
+	v = remat_i_json_member(root, "version", NULL);
+	if (v && (!cJSON_IsNumber(v) || v->valuedouble != 1)) {
+		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'version' must be 1", src);
+		goto done;
+	}
+	steps = remat_i_json_member(root, "steps", NULL);
+	if (!steps || !cJSON_IsArray(steps)) {
+		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'steps' must be an array of steps", src);
+		goto done;
+	}
+	rc = remat_schedule_reserve(out, cJSON_GetArraySize(steps), err);
+	if (rc)
+		goto done;
+	cJSON_ArrayForEach(it, steps) {
+		cJSON *op = remat_i_json_member(it, "op", NULL);
+		cJSON *node = remat_i_json_member(it, "node", NULL);
+		int32_t idx;
+		enum remat_op o;
+
+		if (!cJSON_IsObject(it)) {
+			rc = step_fail(src, i, err, "must be an object", NULL);
+			goto done;
+		}
+		if (!op || !cJSON_IsString(op)) {
+			rc = step_fail(src, i, err, "'op' must be \"compute\" or \"free\"", NULL);
+			goto done;
+		}
+		if (strcmp(op->valuestring, "compute") == 0) {
+			o = REMAT_OP_COMPUTE;
+		} else if (strcmp(op->valuestring, "free") == 0) {
+			o = REMAT_OP_FREE;
+		} else {
+			rc = step_fail(src, i, err, "'op' must be \"compute\" or \"free\", not",
+				       op->valuestring);
+			goto done;
+		}
+		if (!node || !cJSON_IsString(node)) {
+			rc = step_fail(src, i, err, "'node' must be a node id string", NULL);
+			goto done;
+		}
+		idx = remat_graph_find(g, node->valuestring);
+		if (idx < 0) {
+			rc = step_fail(src, i, err, "'node': unknown node", node->valuestring);
+			goto done;
+		}
+		rc = remat_schedule_push(out, o, idx, err);
+		if (rc)
+			goto done;
+		i++;
+	}
+done:
+	cJSON_Delete(root);
+	return rc;
+}
+
+int remat_schedule_read(const char *path, const struct remat_graph *g,
+			struct remat_schedule *out, struct remat_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
+	rc = remat_schedule_read_buffer(buf, len, path, g, out, err);
+	free(buf);
+	return rc;
+}
+
+static void write_body(FILE *f, const struct remat_graph *g,
+		       const struct remat_schedule *s,
+		       const struct remat_schedule_meta *meta)
+{
+	const struct remat_sim_result *r = meta ? meta->summary : NULL;
+	int64_t i;
+
+	fputs("{\n  \"format\": \"remat-schedule\",\n  \"version\": 1,\n  \"graph\": ", f);
+	remat_json_write_str(f, g->name);
+	fputs(",\n  \"planner\": ", f);
+	if (meta && meta->planner)
+		remat_json_write_str(f, meta->planner);
+	else
+		fputs("null", f);
+	fputs(",\n  \"budget\": ", f);
+	if (meta && meta->budget >= 0)
+		fprintf(f, "%lld", (long long)meta->budget);
+	else
+		fputs("null", f);
+	fputs(",\n  \"steps\": [", f);
+	for (i = 0; i < s->n; i++) {
+		fputs(i ? ",\n    {\"op\": \"" : "\n    {\"op\": \"", f);
+		fputs(s->steps[i].op == REMAT_OP_COMPUTE ? "compute" : "free", f);
+		fputs("\", \"node\": ", f);
+		remat_json_write_str(f, g->id[s->steps[i].node]);
+		fputc('}', f);
+	}
+	fputs(s->n ? "\n  ]" : "]", f);
+	if (r) {
+		fprintf(f, ",\n  \"summary\": {\n    \"feasible\": %s,\n    \"peak_mem\": %lld,\n"
+			"    \"cost\": ", r->feasible ? "true" : "false", (long long)r->peak_mem);
+		remat_json_write_num(f, r->cost);
+		fputs(",\n    \"baseline_cost\": ", f);
+		remat_json_write_num(f, r->baseline_cost);
+		fputs(",\n    \"overhead\": ", f);
+		remat_json_write_num(f, r->overhead);
+		fprintf(f, ",\n    \"computes\": %lld,\n    \"recomputes\": %lld\n  }",
+			(long long)r->computes, (long long)r->recomputes);
+	}
+	fputs("\n}\n", f);
+}
+
+int remat_schedule_write(const char *path, const struct remat_graph *g,
+			 const struct remat_schedule *s,
+			 const struct remat_schedule_meta *meta,
+			 struct remat_error *err)
+{
+	size_t len = strlen(path);
+	char *tmp = malloc(len + 16);
+	FILE *f = NULL;
+	mode_t mask;
+	int fd, e;
+
+	if (!tmp)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".tmp.XXXXXX", 12);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		e = errno;
+		free(tmp);
+		return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path, strerror(e));
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w")))
+		goto fail;
+	fd = -1; /* owned by f now */
+	write_body(f, g, s, meta);
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		goto fail;
+	if (fclose(f) != 0) {
+		f = NULL;
+		goto fail;
+	}
+	f = NULL;
+	if (rename(tmp, path) != 0)
+		goto fail;
+	free(tmp);
+	return REMAT_OK;
+fail:
+	e = errno;
+	if (f)
+		fclose(f);
+	else if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path,
+			  strerror(e ? e : EIO));
+}

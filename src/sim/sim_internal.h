@@ -1,0 +1,29 @@
+/* sim_internal.h - the liveness plan shared by liveness.c and simulate.c. */
+#ifndef REMAT_SIM_INTERNAL_H
+#define REMAT_SIM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "remat/graph.h"
+#include "remat/schedule.h"
+
+/*
+ * Frees implied by a compute order (FORMATS.md section 2, compute-only
+ * form): the inputs dropped before the first step, and for each step i
+ * the nodes idx[off[i] .. off[i] + cnt[i] - 1] freed right after it.
+ * Free steps in the order are ignored (treated as absent).
+ */
+struct remat_i_frees {
+	int32_t *pre;
+	int32_t n_pre;
+	int64_t *off;   /* [steps + 1] */
+	int32_t *cnt;   /* [steps] */
+	int32_t *idx;
+};
+
+int remat_i_frees_plan(const struct remat_graph *g,
+		       const struct remat_schedule *s,
+		       struct remat_i_frees *fr, struct remat_error *err);
+void remat_i_frees_release(struct remat_i_frees *fr);
+
+#endif
