@@ -108,8 +108,18 @@ int remat_i_json_parse(const char *buf, size_t len, const char *source,
 			return REMAT_FAIL(err, REMAT_EINPUT,
 					  "%s:%ld:%ld: invalid JSON: unexpected end of file",
 					  source, line, col);
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: invalid JSON near '%.12s'",
-				  source, line, col, buf + off);
+		{
+			char near[16];
+			size_t k;
+
+			/* Quote the text at the error, up to 12 printable bytes. */
+			for (k = 0; k < 12 && off + k < len && (unsigned char)buf[off + k] >= 0x20;
+			     k++)
+				near[k] = buf[off + k];
+			near[k] = '\0';
+			return REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: invalid JSON near '%s'",
+					  source, line, col, near);
+		}
 	}
 	*out = root;
 	return REMAT_OK;
@@ -188,9 +198,11 @@ void remat_json_fmt_num(double v, char *buf, size_t size)
 			snprintf(buf, size, "0");
 		return;
 	}
-	snprintf(buf, size, "%.15g", v);
-	if (strtod(buf, NULL) != v)
-		snprintf(buf, size, "%.17g", v);
+	/*
+	 * Twelve significant digits: costs and overheads are sums and ratios
+	 * of doubles, and 0.19999999999999996 helps nobody.
+	 */
+	snprintf(buf, size, "%.12g", v);
 }
 
 void remat_json_write_num(FILE *f, double v)

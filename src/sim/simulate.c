@@ -6,8 +6,13 @@
  * printed or written.
  *
  * O(steps + inputs read + nodes): one pass over the steps with a resident
- * flag per node, plus one reverse pass from the outputs for the
- * "every needed node was computed" end condition.
+ * flag per node.
+ *
+ * FORMATS.md also requires every node an output depends on to have been
+ * computed.  That follows from the other rules, so it needs no check of
+ * its own: an output resident at the end was computed (or is an input)
+ * with all its inputs resident at that moment, and so on back to the
+ * input nodes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,38 +37,6 @@ static void sim_fail(struct remat_sim_result *r, int64_t step, int32_t node,
 	va_start(ap, fmt);
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
-}
-
-/* Mark every node some output depends on (or is). */
-static int mark_needed(const struct remat_graph *g, uint8_t *needed)
-{
-	int32_t *stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	int32_t top = 0, i, k;
-
-	if (!stack)
-		return -1;
-	for (i = 0; i < g->n_outputs; i++) {
-		int32_t o = g->outputs[i];
-
-		if (!needed[o]) {
-			needed[o] = 1;
-			stack[top++] = o;
-		}
-	}
-	while (top > 0) {
-		int32_t v = stack[--top];
-
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-			int32_t u = g->in_idx[k];
-
-			if (!needed[u]) {
-				needed[u] = 1;
-				stack[top++] = u;
-			}
-		}
-	}
-	free(stack);
-	return 0;
 }
 
 int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
@@ -194,22 +167,6 @@ int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
 
 			if (!resident[o]) {
 				sim_fail(r, s->n, o, "end: output '%s' is not resident", g->id[o]);
-				break;
-			}
-		}
-	}
-	if (r->valid) {
-		/* Reuse resident[] as the "needed" marks. */
-		memset(resident, 0, (size_t)g->n);
-		if (mark_needed(g, resident)) {
-			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the simulator");
-			goto done;
-		}
-		for (k = 0; k < g->n; k++) {
-			v = g->topo[k];
-			if (resident[v] && g->kind[v] != REMAT_KIND_INPUT && !computed[v]) {
-				sim_fail(r, s->n, v, "end: '%s' was never computed, but an output "
-					 "depends on it", g->id[v]);
 				break;
 			}
 		}
