@@ -125,6 +125,23 @@ int remat_i_json_parse(const char *buf, size_t len, const char *source,
 	return REMAT_OK;
 }
 
+int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
+			    struct cJSON **out, struct remat_error *err)
+{
+	char *copy = malloc(len + 1);
+	int rc;
+
+	*out = NULL;
+	if (!copy)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory", source);
+	if (len)
+		memcpy(copy, buf, len);
+	copy[len] = '\0';
+	rc = remat_i_json_parse(copy, len, source, out, err);
+	free(copy);
+	return rc;
+}
+
 struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
 				  int *dup)
 {

@@ -24,11 +24,17 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 void remat_i_line_col(const char *buf, size_t off, long *line, long *col);
 
 /*
- * Parse JSON strictly (no trailing garbage).  On a syntax error returns
- * REMAT_EINPUT with "SOURCE:LINE:COL: invalid JSON ..." in err.
+ * Parse JSON strictly (no trailing garbage).  buf must have a NUL at
+ * buf[len] (remat_i_read_file's buffers do; see remat_i_json_parse_copy
+ * otherwise).  On a syntax error returns REMAT_EINPUT with
+ * "SOURCE:LINE:COL: invalid JSON ..." in err.
  */
 int remat_i_json_parse(const char *buf, size_t len, const char *source,
 		       struct cJSON **out, struct remat_error *err);
+
+/* The same for a buffer that need not be NUL-terminated (copies it). */
+int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
+			    struct cJSON **out, struct remat_error *err);
 
 /*
  * Member key of object obj, matched case-sensitively.  *dup is set when

@@ -254,17 +254,13 @@ static int build_from_json(const cJSON *root, const char *src,
 	return REMAT_OK;
 }
 
-int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
-			    struct remat_graph **out, struct remat_error *err)
+/* Build from a parsed tree (consumed). */
+static int load_tree(cJSON *root, const char *source, struct remat_graph **out,
+		     struct remat_error *err)
 {
 	struct remat_graph_builder *b = NULL;
-	cJSON *root = NULL;
 	int rc;
 
-	*out = NULL;
-	if (!source)
-		source = "<graph>";
-	REMAT_TRY(remat_i_json_parse(buf, len, source, &root, err));
 	rc = remat_builder_new(source, &b, err);
 	if (rc == REMAT_OK)
 		rc = build_from_json(root, source, b, err);
@@ -276,6 +272,18 @@ int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
 	return remat_builder_finish(b, out, err);
 }
 
+int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
+			    struct remat_graph **out, struct remat_error *err)
+{
+	cJSON *root = NULL;
+
+	*out = NULL;
+	if (!source)
+		source = "<graph>";
+	REMAT_TRY(remat_i_json_parse_copy(buf, len, source, &root, err));
+	return load_tree(root, source, out, err);
+}
+
 int remat_graph_load_file(const char *path, struct remat_graph **out,
 			  struct remat_error *err)
 {
@@ -284,8 +292,13 @@ int remat_graph_load_file(const char *path, struct remat_graph **out,
 	int rc;
 
 	*out = NULL;
+	cJSON *root = NULL;
+
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	rc = remat_graph_load_buffer(buf, len, path, out, err);
+	/* The file buffer is NUL-terminated: parse it in place. */
+	rc = remat_i_json_parse(buf, len, path, &root, err);
 	free(buf);
-	return rc;
+	if (rc)
+		return rc;
+	return load_tree(root, path, out, err);
 }

@@ -94,16 +94,14 @@ static int step_fail(const char *src, long i, struct remat_error *err,
 			  detail ? " '" : "", detail ? detail : "", detail ? "'" : "");
 }
 
-int remat_schedule_read_buffer(const char *buf, size_t len, const char *src,
-			       const struct remat_graph *g,
-			       struct remat_schedule *out, struct remat_error *err)
+/* Steps from a parsed tree (consumed). */
+static int read_tree(cJSON *root, const char *src, const struct remat_graph *g,
+		     struct remat_schedule *out, struct remat_error *err)
 {
-	cJSON *root = NULL, *v, *steps, *it;
+	cJSON *v, *steps, *it;
 	long i = 0;
 	int rc = REMAT_OK;
 
-	remat_schedule_clear(out);
-	REMAT_TRY(remat_i_json_parse(buf, len, src, &root, err));
 	if (!cJSON_IsObject(root)) {
 		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: the top level must be a JSON object", src);
 		goto done;
@@ -168,6 +166,17 @@ done:
 	return rc;
 }
 
+int remat_schedule_read_buffer(const char *buf, size_t len, const char *src,
+			       const struct remat_graph *g,
+			       struct remat_schedule *out, struct remat_error *err)
+{
+	cJSON *root = NULL;
+
+	remat_schedule_clear(out);
+	REMAT_TRY(remat_i_json_parse_copy(buf, len, src, &root, err));
+	return read_tree(root, src, g, out, err);
+}
+
 int remat_schedule_read(const char *path, const struct remat_graph *g,
 			struct remat_schedule *out, struct remat_error *err)
 {
@@ -175,10 +184,15 @@ int remat_schedule_read(const char *path, const struct remat_graph *g,
 	size_t len;
 	int rc;
 
+	cJSON *root = NULL;
+
+	remat_schedule_clear(out);
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	rc = remat_schedule_read_buffer(buf, len, path, g, out, err);
+	rc = remat_i_json_parse(buf, len, path, &root, err);
 	free(buf);
-	return rc;
+	if (rc)
+		return rc;
+	return read_tree(root, path, g, out, err);
 }
 
 static void write_body(FILE *f, const struct remat_graph *g,
