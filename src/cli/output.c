@@ -91,8 +91,9 @@ void cli_print_result_text(FILE *f, const struct remat_graph *g,
 	if (g->no_remat_peak > 0)
 		fprintf(f, "  no-remat    %-14s peak is %.1f%% of it\n", c,
 			100.0 * (double)res->peak_mem / (double)g->no_remat_peak);
-	fprintf(f, "  cost        %-14.6g baseline %.6g %s, overhead %+.2f%%\n", res->cost,
-		res->baseline_cost, g->cost_unit, 100.0 * res->overhead);
+	snprintf(a, sizeof(a), "%.6g %s", res->cost, g->cost_unit);
+	fprintf(f, "  cost        %-14s baseline %.6g, overhead %+.2f%%\n", a,
+		res->baseline_cost, 100.0 * res->overhead);
 	fprintf(f, "  computes    %-14lld recomputes %lld\n", (long long)res->computes,
 		(long long)res->recomputes);
 }
