@@ -56,7 +56,8 @@ static int auto_plan(const struct remat_plan_request *req,
 	struct remat_plan_report sub_report;
 	double floor_cost = least_cost(req->graph);
 	char winner[64] = "";
-	int rc = REMAT_OK;
+	struct remat_error failure;
+	int rc = REMAT_OK, first_failure = REMAT_OK;
 
 	remat_best_init(&best);
 	remat_schedule_init(&cand);
@@ -80,11 +81,23 @@ static int auto_plan(const struct remat_plan_request *req,
 		prc = remat_plan_run(p, &sub, &cand, &r, &e);
 		if (prc == REMAT_ENOFIT || prc == REMAT_ECANCELED)
 			continue;
-		if (prc != REMAT_OK) {
-			/* Usage errors and bugs are the user's to see. */
+		if (prc == REMAT_EUSAGE) {
+			/* A bad option value is the user's to fix. */
 			*err = e;
 			rc = prc;
 			goto done;
+		}
+		if (prc != REMAT_OK) {
+			/*
+			 * One planner failing (a bug, or out of memory on a huge
+			 * graph) must not deny the user the others' schedules;
+			 * the failure is reported only if nothing else works.
+			 */
+			if (first_failure == REMAT_OK) {
+				first_failure = prc;
+				failure = e;
+			}
+			continue;
 		}
 		rc = remat_best_offer(&best, p->name, req->graph, req->budget, &cand,
 				      NULL, &kept, err);
@@ -94,6 +107,11 @@ static int auto_plan(const struct remat_plan_request *req,
 			snprintf(winner, sizeof(winner), "%s", p->name);
 		if (best.have && best.res.cost <= floor_cost * (1 + 1e-12))
 			break;
+	}
+	if (!best.have && first_failure != REMAT_OK) {
+		*err = failure;
+		rc = first_failure;
+		goto done;
 	}
 	if (!best.have) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
