@@ -25,19 +25,7 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 	fputs(res && res->valid ? "true" : "false", f);
 	fputs(", \"feasible\": ", f);
 	fputs(res && res->feasible ? "true" : "false", f);
-	if (res) {
-		fprintf(f, ", \"peak_mem\": %lld, \"cost\": ", (long long)res->peak_mem);
-		remat_json_write_num(f, res->cost);
-		fputs(", \"baseline_cost\": ", f);
-		remat_json_write_num(f, res->baseline_cost);
-		fputs(", \"overhead\": ", f);
-		remat_json_write_num(f, res->overhead);
-		fprintf(f, ", \"computes\": %lld, \"recomputes\": %lld",
-			(long long)res->computes, (long long)res->recomputes);
-	} else {
-		fputs(", \"peak_mem\": null, \"cost\": null, \"baseline_cost\": null, "
-		      "\"overhead\": null, \"computes\": null, \"recomputes\": null", f);
-	}
+	remat_i_json_write_figures(f, res, ", ");
 	if (budget >= 0)
 		fprintf(f, ", \"budget\": %lld", (long long)budget);
 	else

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "remat/sim.h"
 #include "util.h"
 
 int remat_i_read_file(const char *path, char **buf, size_t *len,
@@ -228,6 +229,25 @@ void remat_json_write_num(FILE *f, double v)
 
 	remat_json_fmt_num(v, buf, sizeof(buf));
 	fputs(buf, f);
+}
+
+void remat_i_json_write_figures(FILE *f, const struct remat_sim_result *r,
+				const char *sep)
+{
+	if (!r) {
+		fprintf(f, "%s\"peak_mem\": null%s\"cost\": null%s\"baseline_cost\": null"
+			"%s\"overhead\": null%s\"computes\": null%s\"recomputes\": null",
+			sep, sep, sep, sep, sep, sep);
+		return;
+	}
+	fprintf(f, "%s\"peak_mem\": %lld%s\"cost\": ", sep, (long long)r->peak_mem, sep);
+	remat_json_write_num(f, r->cost);
+	fprintf(f, "%s\"baseline_cost\": ", sep);
+	remat_json_write_num(f, r->baseline_cost);
+	fprintf(f, "%s\"overhead\": ", sep);
+	remat_json_write_num(f, r->overhead);
+	fprintf(f, "%s\"computes\": %lld%s\"recomputes\": %lld", sep, (long long)r->computes,
+		sep, (long long)r->recomputes);
 }
 
 const char *remat_i_basename(const char *path)

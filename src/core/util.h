@@ -53,6 +53,16 @@ void remat_json_write_num(FILE *f, double v);
 /* Format a number the same way into buf. */
 void remat_json_fmt_num(double v, char *buf, size_t size);
 
+struct remat_sim_result;
+
+/*
+ * Write the figures of a simulation as JSON members, each preceded by sep
+ * (", " on one line, ",\n    " indented): peak_mem, cost, baseline_cost,
+ * overhead, computes, recomputes.  r NULL writes them as null.
+ */
+void remat_i_json_write_figures(FILE *f, const struct remat_sim_result *r,
+				const char *sep);
+
 /* The last path component of path (points into path). */
 const char *remat_i_basename(const char *path);
 

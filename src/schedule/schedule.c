@@ -224,15 +224,10 @@ static void write_body(FILE *f, const struct remat_graph *g,
 	}
 	fputs(s->n ? "\n  ]" : "]", f);
 	if (r) {
-		fprintf(f, ",\n  \"summary\": {\n    \"feasible\": %s,\n    \"peak_mem\": %lld,\n"
-			"    \"cost\": ", r->feasible ? "true" : "false", (long long)r->peak_mem);
-		remat_json_write_num(f, r->cost);
-		fputs(",\n    \"baseline_cost\": ", f);
-		remat_json_write_num(f, r->baseline_cost);
-		fputs(",\n    \"overhead\": ", f);
-		remat_json_write_num(f, r->overhead);
-		fprintf(f, ",\n    \"computes\": %lld,\n    \"recomputes\": %lld\n  }",
-			(long long)r->computes, (long long)r->recomputes);
+		fprintf(f, ",\n  \"summary\": {\n    \"feasible\": %s",
+			r->feasible ? "true" : "false");
+		remat_i_json_write_figures(f, r, ",\n    ");
+		fputs("\n  }", f);
 	}
 	fputs("\n}\n", f);
 }
