@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "remat/budget.h"
 #include "remat/planner.h"
 
 double remat_now(void)
@@ -162,11 +163,16 @@ int remat_plan_run(const struct remat_planner *p,
 	remat_schedule_clear(out);
 	if (needed_lower_bound(g, &lb))
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	if (req->budget < lb)
+	if (req->budget < lb) {
+		char b[32], l[32];
+
+		remat_format_bytes(req->budget, b, sizeof(b));
+		remat_format_bytes(lb, l, sizeof(l));
 		return REMAT_FAIL(err, REMAT_ENOFIT,
-				  "budget %lld bytes is below the lower bound of %lld bytes: "
-				  "some node's inputs, output and workspace alone exceed it",
-				  (long long)req->budget, (long long)lb);
+				  "the budget of %s (%lld bytes) is below the lower bound of %s "
+				  "(%lld bytes): some node's inputs, output and workspace alone "
+				  "exceed it", b, (long long)req->budget, l, (long long)lb);
+	}
 	rc = p->plan(req, out, err);
 	if (rc != REMAT_OK) {
 		remat_schedule_clear(out);

@@ -66,7 +66,7 @@ static void test_none_on_kumar(void **state)
 	request(&req, g, 2);
 	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
 			 REMAT_ENOFIT);
-	assert_non_null(strstr(err.msg, "lower bound of 3 bytes"));
+	assert_non_null(strstr(err.msg, "lower bound of 3 B (3 bytes)"));
 	assert_false(r.valid);
 	remat_schedule_release(&s);
 	remat_graph_free(g);
