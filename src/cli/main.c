@@ -28,6 +28,16 @@ static const struct cli_cmd commands[] = {
 	  NULL, cmd_info_opts, 1, 1, 0, cmd_info },
 	{ "planners", "", "list the planners, one per line", NULL,
 	  cmd_planners_opts, 0, 0, 0, cmd_planners },
+	{ "gen", "chain N | layered N | unet [DEPTH] | train GRAPH [options]",
+	  "generate a synthetic graph, or the training graph of a forward graph",
+	  "Writes a remat-graph (stdout, or -o FILE atomically).  The same arguments\n"
+	  "and --seed always give the same bytes.  chain: a training chain of N\n"
+	  "layers; layered: a random layered DAG of N nodes (Gagrani et al. 2022);\n"
+	  "unet: a U-Net with long skip connections; train: Checkmate's training\n"
+	  "graph of GRAPH (a loss, and a backward node per forward node).",
+	  cmd_gen_opts, 1, 2, 0, cmd_gen },
+	{ "convert", "IN [-o OUT]", "convert a graph (remat-graph or networkx node-link) to remat-graph",
+	  NULL, cmd_convert_opts, 1, 1, 0, cmd_convert },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -17,6 +17,7 @@
 #include "remat/graph.h"
 #include "../core/util.h"
 #include "graph_internal.h"
+#include "import_nx.h"
 
 /* A short rendering of a JSON value for messages ("got ..."). */
 static void show_value(const cJSON *v, char *buf, size_t size)
@@ -211,6 +212,8 @@ static int build_from_json(const cJSON *root, const char *src,
 	if (!cJSON_IsObject(root))
 		return REMAT_FAIL(err, REMAT_EINPUT,
 				  "%s: the top level must be a JSON object", src);
+	if (remat_i_nx_detect(root)) /* networkx node-link: see import_nx.c */
+		return remat_i_nx_build(root, src, 0, b, err);
 	REMAT_TRY(top_member(src, root, "format", &v, err));
 	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-graph") != 0)
 		return top_fail(src, err, "format", "must be \"remat-graph\"", v);
