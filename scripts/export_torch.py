@@ -1,0 +1,726 @@
+#!/usr/bin/python3
+"""Export one training step of a PyTorch model as a remat-graph (FORMATS.md s.1).
+
+    /usr/bin/python3 scripts/export_torch.py MODEL [--batch N] [--input-shape C,H,W]
+                     [--measure] [-o OUT.json] [--name NAME]
+
+MODEL is a torchvision classification model (resnet18, vit_b_16, ...), one of
+the built-in extras (gpt2-small, unet, lstm64), or FILE.py:FUNCTION, where
+FUNCTION(batch) returns (model, inputs, loss_fn): inputs a tuple of tensors
+passed to model(*inputs), loss_fn(output) -> scalar tensor.  Needs Debian's
+python3-torch (scripts/bootstrap-torch.sh); nothing is downloaded (models get
+random weights: the graph does not depend on them).
+
+How the graph is built (one real forward + backward step on the CPU):
+
+1. Forward nodes: every ATen operator the forward pass runs (seen through a
+   TorchDispatchMode, so below autograd: convolution, addmm, relu_, view ...)
+   whose inputs include an activation.  Operators that read only parameters
+   (weight.t(), ...) belong to the parameters and are left out; factory
+   operators (zeros, arange) are activations.  The model inputs are `input`
+   nodes; the operator that produces the loss value is the `loss` node.
+2. Memory: a node's `mem` is the byte size of the storage it allocates.  A
+   view or an in-place operator allocates nothing: it becomes a node of size
+   0, and every node that reads its result also reads the node that owns the
+   storage, so the storage is counted once and stays resident as long as any
+   view or version of it is needed.  An operator with several outputs in
+   separate storages (native_batch_norm: output, mean, invstd) becomes one
+   node per storage: the first carries the cost, the others cost 0 and read
+   the first, so each can be freed on its own as PyTorch frees it.
+3. Backward nodes: one per autograd node (grad_fn) reached from the loss,
+   except AccumulateGrad and those on parameter-only paths.  Its `inputs`
+   are the backward nodes whose gradients it receives, plus the forward
+   nodes owning the tensors autograd saved for it (every `_saved_*` tensor
+   and a custom Function's saved_tensors, identified through saved-tensor
+   pack hooks at the moment they were saved), plus the loss node for the
+   first one (the seed gradient).  `grad_of` is the forward node whose
+   output carries that grad_fn.  `mem` is the byte size of the activation
+   gradients it produces (gradients for parameters are left out; a gradient
+   that is a view of the one it received costs 0 and keeps that one's
+   owner alive, as for forward views).
+4. Cost: estimated FLOPs by default (2 per multiply-add for convolution and
+   matrix products, one per element for everything else, 0 for views); a
+   backward node's cost is the FLOPs of the ATen operators it runs.  With
+   --measure: CPU time in microseconds of each operator (forward), and the
+   time between autograd hooks (backward), after one warm-up step.
+
+Parameters, their gradients, buffers and optimizer state are not in the
+graph: they are resident for the whole step whatever the schedule does, so a
+budget covers activations, activation gradients and the batch; add the
+"params_bytes" recorded in the file's "source" to get the whole footprint.
+Nodes are written in execution order, which is topological: the no-remat
+peak of the file is PyTorch's own order with every tensor freed at last use.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import weakref
+
+try:
+    import torch
+    import torch.nn as nn
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+except ImportError:  # the caller reports it; tests skip
+    torch = None
+
+EXPORTER_VERSION = 1
+
+
+# ---------------------------------------------------------------- helpers
+
+def _storage(t):
+    """(key, nbytes) of a tensor's storage, or None for empty storages."""
+    s = t.storage()
+    n = s.nbytes()
+    if n == 0:
+        return None
+    return s.data_ptr(), n
+
+
+def _numel(ts):
+    return sum(t.numel() for t in ts)
+
+
+def _prod(xs):
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def op_flops(name, args, outs):
+    """Estimated FLOPs of one ATen operator (see the module docstring)."""
+    ta = [a for a in args if isinstance(a, torch.Tensor)]
+    to = [o for o in outs if isinstance(o, torch.Tensor)]
+    if name == "aten::convolution":
+        x, w, bias = args[0], args[1], args[2]
+        transposed = args[6] if len(args) > 6 else False
+        base = x.numel() if transposed else to[0].numel()
+        f = 2 * base * w.shape[1] * _prod(w.shape[2:])
+        return f + (to[0].numel() if bias is not None else 0)
+    if name == "aten::convolution_backward":
+        go, x, w = args[0], args[1], args[2]
+        transposed = args[7]
+        mask = args[10]
+        base = x.numel() if transposed else go.numel()
+        f = 2 * base * w.shape[1] * _prod(w.shape[2:])
+        return f * (int(mask[0]) + int(mask[1])) + go.numel() * int(mask[2])
+    if name in ("aten::mm", "aten::addmm"):
+        a, b = (args[0], args[1]) if name == "aten::mm" else (args[1], args[2])
+        f = 2 * a.shape[0] * a.shape[1] * b.shape[1]
+        return f + (a.shape[0] * b.shape[1] if name == "aten::addmm" else 0)
+    if name in ("aten::bmm", "aten::baddbmm"):
+        a, b = (args[0], args[1]) if name == "aten::bmm" else (args[1], args[2])
+        f = 2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+        return f + (a.shape[0] * a.shape[1] * b.shape[2] if name == "aten::baddbmm" else 0)
+    return max(_numel(to), _numel(ta))
+
+
+def is_view(func, args, kwargs, outs):
+    """Does the operator only alias its inputs (no new storage, no write)?"""
+    if any(r.alias_info is not None and r.alias_info.is_write for r in func._schema.returns):
+        return False
+    ins = {_storage(a) for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)}
+    return all(_storage(o) is None or _storage(o) in ins
+               for o in tree_flatten(outs)[0] if isinstance(o, torch.Tensor))
+
+
+class Node:
+    __slots__ = ("id", "kind", "mem", "cost", "inputs", "grad_of", "label", "order")
+
+    def __init__(self, nid, kind, mem, cost, inputs, label, grad_of=None):
+        self.id, self.kind, self.mem, self.cost = nid, kind, mem, cost
+        self.inputs, self.label, self.grad_of = inputs, label, grad_of
+
+
+def _dedup(xs):
+    seen, out = set(), []
+    for x in xs:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+# --------------------------------------------------------------- recorder
+
+class Recorder:
+    """State shared by the dispatch mode, the saved-tensor hooks and the
+    autograd hooks during one training step."""
+
+    def __init__(self, model, inputs, measure):
+        self.measure = measure
+        self.nodes = []            # forward nodes, execution order
+        self.byid = {}
+        self.keep = []             # strong refs: no address is reused
+        self.value = {}            # id(tensor) -> value node id
+        self.owner = {}            # storage key -> owning node id
+        self.param_storages = set()
+        self.tensor_of = {}        # id(tensor) -> tensor (to map grad_fn)
+        self.gradfn_node = {}      # grad_fn -> forward node id
+        self.packed = []           # pack handle -> (tensor, deps)
+        self.unpacked = []         # handles unpacked by the last getattr
+        self.module_stack = []
+        self.in_backward = False
+        self.bucket_flops = 0
+        self.bucket_start = 0.0
+        self.k = 0
+        self.n_const = 0
+        for p in list(model.parameters()) + list(model.buffers()):
+            st = _storage(p)
+            if st:
+                self.param_storages.add(st[0])
+        self.input_ids = []
+        for i, x in enumerate(inputs):
+            nid = "input" if len(inputs) == 1 else "input%d" % i
+            self._add(Node(nid, "input", self._new_bytes([x]), 0, [], "model input"))
+            self._bind(x, nid, nid)
+            self.input_ids.append(nid)
+
+    def _add(self, n):
+        self.nodes.append(n)
+        self.byid[n.id] = n
+
+    def _new_bytes(self, ts):
+        seen, total = set(), 0
+        for t in ts:
+            st = _storage(t)
+            if st and st[0] not in self.owner and st[0] not in seen:
+                seen.add(st[0])
+                total += st[1]
+        return total
+
+    def _bind(self, t, value_id, owner_id):
+        st = _storage(t)
+        if st and st[0] not in self.owner:
+            self.owner[st[0]] = owner_id
+        self.value[id(t)] = value_id
+        self.keep.append(t)
+        self.tensor_of[id(t)] = t
+
+    def is_param(self, t):
+        st = _storage(t)
+        if st is None:
+            return id(t) not in self.value
+        return st[0] in self.param_storages and id(t) not in self.value
+
+    def deps(self, t):
+        """Nodes a reader of t depends on: its value node and its storage owner."""
+        d = []
+        v = self.value.get(id(t))
+        if v is not None:
+            d.append(v)
+        st = _storage(t)
+        if st and st[0] in self.owner:
+            d.append(self.owner[st[0]])
+        return _dedup(d)
+
+    def ensure_known(self, t):
+        """A tensor from outside the model that is not a parameter (a target,
+        a constant) becomes an input node: resident from the start, like the
+        batch."""
+        if not self.deps(t):
+            nid = "const%d" % self.n_const
+            self.n_const += 1
+            self._add(Node(nid, "input", self._new_bytes([t]), 0, [], "constant from outside the model"))
+            self._bind(t, nid, nid)
+
+    def map_grad_fn(self, t):
+        gf = t.grad_fn
+        v = self.value.get(id(t))
+        if gf is not None and v is not None and gf not in self.gradfn_node:
+            n = self.byid[v]
+            # Secondary outputs share the primary's grad_fn.
+            self.gradfn_node[gf] = n.id.split("#")[0]
+
+    # Called from the dispatch mode for each forward operator.
+    def forward_op(self, func, args, kwargs, outs, seconds):
+        flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+        flat_out = [o for o in tree_flatten(outs)[0] if isinstance(o, torch.Tensor)]
+        if not flat_out:
+            return
+        for a in flat_in:
+            self.map_grad_fn(a)
+        acts = [a for a in flat_in if not self.is_param(a)]
+        for a in acts:
+            self.ensure_known(a)
+        if flat_in and not acts:
+            # Reads only parameters: part of the parameters, left out.
+            for o in flat_out:
+                st = _storage(o)
+                if st:
+                    self.param_storages.add(st[0])
+            return
+        name = func._schema.name
+        short = name.split("::")[-1]
+        inputs = _dedup([d for a in acts for d in self.deps(a)])
+        if self.measure:
+            cost = seconds * 1e6
+        else:
+            cost = 0 if is_view(func, args, kwargs, outs) else op_flops(name, args, outs)
+        self.k += 1
+        base = "f%d.%s" % (self.k, short)
+        label = (self.module_stack[-1] + " " if self.module_stack and self.module_stack[-1] else "") + name
+        # Outputs in new storages, in order; the first is the primary node.
+        new = []
+        seen = set()
+        for o in flat_out:
+            st = _storage(o)
+            if st and st[0] not in self.owner and st[0] not in seen:
+                seen.add(st[0])
+                new.append((o, st))
+        primary_mem = new[0][1][1] if new else 0
+        self._add(Node(base, "forward", primary_mem, cost, inputs, label))
+        owners = {}
+        for i, (o, st) in enumerate(new):
+            nid = base if i == 0 else "%s#%d" % (base, i)
+            if i > 0:
+                self._add(Node(nid, "forward", st[1], 0, [base], label))
+            owners[st[0]] = nid
+            self.owner[st[0]] = nid
+        for o in flat_out:
+            st = _storage(o)
+            vid = owners.get(st[0], base) if st else base
+            self._bind(o, vid, self.owner.get(st[0], vid) if st else vid)
+
+    # Saved-tensor hooks.
+    def pack(self, t):
+        self.map_grad_fn(t)
+        if self.is_param(t):
+            deps = []
+        else:
+            self.ensure_known(t)
+            deps = self.deps(t)
+        self.packed.append((t, deps))
+        return len(self.packed) - 1
+
+    def unpack(self, h):
+        self.unpacked.append(h)
+        return self.packed[h][0]
+
+
+class _Mode(TorchDispatchMode if torch else object):
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        rec = self.rec
+        t0 = time.perf_counter()
+        out = func(*args, **kwargs)
+        t1 = time.perf_counter()
+        if isinstance(out, (bool, int, float)) and str(func._schema.returns[0].type) == "Tensor":
+            # torch 1.13 hands back a saved "wrapped number" (a Python
+            # scalar made a tensor) as a plain number; autograd needs a tensor.
+            src = [a for a in args if isinstance(a, torch.Tensor)]
+            out = torch.tensor(out, dtype=src[0].dtype if src else None)
+        if rec.in_backward:
+            outs = out if isinstance(out, (tuple, list)) else (out,)
+            if not is_view(func, args, kwargs, outs):
+                rec.bucket_flops += op_flops(func._schema.name, args, outs)
+            for o in tree_flatten(outs)[0]:
+                if isinstance(o, torch.Tensor):
+                    rec.keep.append(o)
+        else:
+            rec.forward_op(func, args, kwargs, out if isinstance(out, (tuple, list)) else (out,), t1 - t0)
+        return out
+
+
+# ------------------------------------------------------------- the export
+
+def _module_hooks(model, rec):
+    handles = []
+    for name, m in model.named_modules():
+        def pre(mod, inp, name=name):
+            rec.module_stack.append(name)
+
+        def post(mod, inp, out):
+            rec.module_stack.pop()
+        handles.append(m.register_forward_pre_hook(pre))
+        handles.append(m.register_forward_hook(post))
+    return handles
+
+
+def _saved_handles(rec, fn):
+    """Pack handles of every tensor autograd saved for fn."""
+    hs = []
+    names = [a for a in dir(fn) if a.startswith("_saved_")]
+    if hasattr(fn, "saved_tensors"):
+        names.append("saved_tensors")
+    for a in names:
+        rec.unpacked.clear()
+        try:
+            getattr(fn, a)
+        except Exception:  # noqa: BLE001 - a few attributes refuse access
+            continue
+        hs.extend(rec.unpacked)
+    rec.unpacked.clear()
+    return hs
+
+
+def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=False):
+    """Run one training step and return (graph dict, debug dict).
+
+    debug holds what the tests compare with PyTorch: 'owner' (storage key ->
+    node id), 'gradfn' (grad_fn -> backward node id), 'loss' (the loss
+    tensor; with keep_graph the autograd graph is retained) and 'params'
+    (storage keys of parameters and parameter-derived tensors).
+    """
+    model.train()
+    inputs = tuple(inputs)
+    if measure:  # warm-up: allocator and kernels
+        out = model(*inputs)
+        loss_fn(out).backward()
+        model.zero_grad(set_to_none=True)
+    rec = Recorder(model, inputs, measure)
+    handles = _module_hooks(model, rec)
+    mode = _Mode(rec)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(rec.pack, rec.unpack):
+            with mode:
+                out = model(*inputs)
+                loss = loss_fn(out)
+    finally:
+        for h in handles:
+            h.remove()
+    rec.map_grad_fn(loss)
+    for t in list(rec.tensor_of.values()):
+        rec.map_grad_fn(t)
+    loss_id = rec.value[id(loss)]
+    rec.byid[loss_id].kind = "loss"
+
+    # Walk the autograd graph from the loss (before backward frees it).
+    order, seen, stack = [], set(), [loss.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        order.append(fn)
+        for nxt, _ in fn.next_functions:
+            stack.append(nxt)
+    included = {fn for fn in order if fn in rec.gradfn_node
+                and rec.byid[rec.gradfn_node[fn]].kind in ("forward", "loss")}
+    if loss.grad_fn not in included:
+        raise RuntimeError("the loss's grad_fn %s is not mapped to an operator" % loss.grad_fn)
+    lost = [fn for fn in order if fn not in included and type(fn).__name__ != "AccumulateGrad"
+            and any(nxt in included for nxt, _ in fn.next_functions)]
+    if lost:
+        raise RuntimeError("autograd nodes between activations that map to no operator: %s"
+                           % [type(fn).__name__ for fn in lost[:5]])
+    saved = {fn: _saved_handles(rec, fn) for fn in included}
+
+    # Backward: hooks record execution order, gradient storages and costs.
+    events = []
+
+    def hook_for(fn):
+        def hook(grad_inputs, grad_outputs):
+            now = time.perf_counter()
+            events.append((fn, grad_inputs, grad_outputs, rec.bucket_flops,
+                           now - rec.bucket_start))
+            for g in list(grad_inputs) + list(grad_outputs):
+                if isinstance(g, torch.Tensor):
+                    rec.keep.append(g)
+            rec.bucket_flops = 0
+            rec.bucket_start = time.perf_counter()
+        return hook
+    for fn in order:
+        fn.register_hook(hook_for(fn))
+    rec.in_backward = True
+    rec.bucket_flops = 0
+    try:
+        with mode:
+            rec.bucket_start = time.perf_counter()
+            loss.backward(retain_graph=keep_graph)
+    finally:
+        rec.in_backward = False
+
+    bw_nodes, bw_id, grad_owner = [], {}, {}
+    receives = {}
+    for fn in order:
+        for nxt, _ in fn.next_functions:
+            if nxt in included and fn in included:
+                receives.setdefault(nxt, []).append(fn)
+    j = 0
+    for fn, gin, gout, flops, secs in events:
+        if fn not in included:
+            continue
+        j += 1
+        fw = rec.byid[rec.gradfn_node[fn]]
+        nid = "b%d.%s" % (j, type(fn).__name__)
+        bw_id[fn] = nid
+        inputs_ = []
+        # Gradients received (and the owners of gradients they are views of).
+        for src in receives.get(fn, []):
+            if src in bw_id:
+                inputs_.append(bw_id[src])
+        for g in gout:
+            if isinstance(g, torch.Tensor):
+                st = _storage(g)
+                if st and st[0] in grad_owner:
+                    inputs_.append(grad_owner[st[0]])
+        if fn is loss.grad_fn:
+            inputs_.append(loss_id)  # the seed gradient
+        for h in saved[fn]:
+            inputs_.extend(rec.packed[h][1])
+        # Activation gradients produced: new storages only.
+        mem, mine = 0, set()
+        for g, (nxt, _) in zip(gin, fn.next_functions):
+            if not isinstance(g, torch.Tensor) or nxt not in included:
+                continue
+            st = _storage(g)
+            if st is None:
+                continue
+            if st[0] not in grad_owner and st[0] not in rec.owner and st[0] not in mine:
+                mine.add(st[0])
+                mem += st[1]
+                grad_owner[st[0]] = nid
+        cost = secs * 1e6 if measure else flops
+        label = "%s (%s)" % (type(fn).__name__, fw.label)
+        bw_nodes.append(Node(nid, "backward", mem, cost, _dedup(inputs_), label, fw.id))
+    missing = [fn for fn in included if fn not in bw_id]
+    if missing:
+        raise RuntimeError("autograd nodes that never ran: %s" % missing[:3])
+
+    nodes = rec.nodes + bw_nodes
+    used = {i for n in nodes for i in n.inputs}
+    # Empty results nobody reads (aten::empty scratch of batch norm) change
+    # nothing but the file's length.
+    nodes = [n for n in nodes if n.id in used or n.mem or n.kind != "forward"]
+    outputs = [n.id for n in bw_nodes if n.id not in used]
+    params_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    buffers_bytes = sum(b.numel() * b.element_size() for b in model.buffers())
+    graph = {
+        "format": "remat-graph",
+        "version": 1,
+        "name": name,
+        "cost_unit": "us (measured CPU time)" if measure else
+                     "flop (estimated: 2 per multiply-add in convolutions and matrix products, 1 per element otherwise)",
+        "source": {
+            "exporter": "scripts/export_torch.py v%d" % EXPORTER_VERSION,
+            "torch": torch.__version__,
+            "params_bytes": params_bytes,
+            "buffers_bytes": buffers_bytes,
+            "excluded": "parameters, parameter gradients, buffers, optimizer state",
+        },
+        "nodes": nodes,
+        "outputs": outputs,
+    }
+    debug = {"owner": dict(rec.owner), "gradfn": bw_id, "loss": loss,
+             "params": set(rec.param_storages), "inputs": rec.input_ids,
+             "loss_id": loss_id}
+    return graph, debug
+
+
+def write_graph(graph, path):
+    """Compact JSON, one node per line, written atomically."""
+    head = {k: v for k, v in graph.items() if k not in ("nodes", "outputs")}
+    lines = []
+    for n in graph["nodes"]:
+        d = {"id": n.id, "kind": n.kind, "mem": int(n.mem)}
+        if n.kind != "input":
+            c = float(n.cost)
+            d["cost"] = int(c) if c == int(c) and abs(c) < 2 ** 53 else round(c, 3)
+        if n.inputs:
+            d["inputs"] = n.inputs
+        if n.grad_of:
+            d["grad_of"] = n.grad_of
+        if n.label:
+            d["label"] = n.label
+        lines.append(json.dumps(d, separators=(",", ":")))
+    text = json.dumps(head, separators=(",", ":"))[:-1]
+    text += ',"nodes":[\n' + ",\n".join(lines) + "\n]"
+    text += ',"outputs":' + json.dumps(graph["outputs"], separators=(",", ":")) + "}\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------- models
+
+class GPT2Style(nn.Module):
+    """Decoder-only transformer in the GPT-2-small shape, from torch.nn
+    modules: token + position embeddings, pre-LayerNorm blocks with causal
+    self-attention (nn.TransformerEncoderLayer + a causal mask), GELU MLP,
+    final LayerNorm, untied LM head."""
+
+    def __init__(self, vocab=50257, seq=1024, d=768, heads=12, layers=12):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.seq = seq
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        pos = torch.arange(t, device=idx.device)
+        mask = torch.triu(torch.full((t, t), float("-inf"), device=idx.device), diagonal=1)
+        h = self.tok(idx) + self.pos(pos)
+        h = self.blocks(h, mask=mask)
+        return self.head(self.ln(h))
+
+
+class UNet(nn.Module):
+    """The U-Net of Ronneberger et al. 2015 (padded convolutions, batch norm):
+    four down levels, long skip connections by concatenation."""
+
+    def __init__(self, cin=3, classes=2, base=64, depth=4):
+        super().__init__()
+
+        def block(a, b):
+            return nn.Sequential(nn.Conv2d(a, b, 3, padding=1, bias=False), nn.BatchNorm2d(b),
+                                 nn.ReLU(inplace=True), nn.Conv2d(b, b, 3, padding=1, bias=False),
+                                 nn.BatchNorm2d(b), nn.ReLU(inplace=True))
+        ch = [base * 2 ** i for i in range(depth + 1)]
+        self.down = nn.ModuleList([block(cin if i == 0 else ch[i - 1], ch[i]) for i in range(depth)])
+        self.pool = nn.MaxPool2d(2)
+        self.mid = block(ch[depth - 1], ch[depth])
+        self.up = nn.ModuleList([nn.ConvTranspose2d(ch[i + 1], ch[i], 2, stride=2)
+                                 for i in reversed(range(depth))])
+        self.dec = nn.ModuleList([block(2 * ch[i], ch[i]) for i in reversed(range(depth))])
+        self.head = nn.Conv2d(base, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for d in self.down:
+            x = d(x)
+            skips.append(x)
+            x = self.pool(x)
+        x = self.mid(x)
+        for up, dec in zip(self.up, self.dec):
+            x = up(x)
+            x = dec(torch.cat([x, skips.pop()], 1))
+        return self.head(x)
+
+
+class LSTMUnrolled(nn.Module):
+    """Chen et al. 2016, s.5.3: a four-layer LSTM with 1024 hidden units
+    unrolled over 64 steps, 50-dimensional inputs, softmax over 5000
+    classes at every step; built from nn.LSTMCell so each step is explicit."""
+
+    def __init__(self, din=50, hidden=1024, layers=4, classes=5000):
+        super().__init__()
+        self.cells = nn.ModuleList([nn.LSTMCell(din if i == 0 else hidden, hidden)
+                                    for i in range(layers)])
+        self.out = nn.Linear(hidden, classes)
+        self.hidden = hidden
+
+    def forward(self, x):  # x: (steps, batch, din)
+        b = x.shape[1]
+        state = [(torch.zeros(b, self.hidden), torch.zeros(b, self.hidden)) for _ in self.cells]
+        logits = []
+        for t in range(x.shape[0]):
+            h = x[t]
+            for i, cell in enumerate(self.cells):
+                state[i] = cell(h, state[i])
+                h = state[i][0]
+            logits.append(self.out(h))
+        return torch.stack(logits)
+
+
+def _ce(classes):
+    def loss_fn(out, target):
+        return nn.functional.cross_entropy(out.reshape(-1, classes), target.reshape(-1))
+    return loss_fn
+
+
+def build(model_name, batch, input_shape):
+    """(model, inputs, loss_fn, description) for a named model."""
+    g = torch.Generator().manual_seed(0)
+    if ":" in model_name:
+        path, fn = model_name.rsplit(":", 1)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("user_model", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        model, inputs, loss_fn = getattr(mod, fn)(batch)
+        return model, tuple(inputs), loss_fn, {"model": model_name, "batch": batch}
+    if model_name == "gpt2-small":
+        seq = input_shape[0] if input_shape else 1024
+        model = GPT2Style(seq=seq)
+        idx = torch.randint(0, 50257, (batch, seq), generator=g)
+        tgt = torch.randint(0, 50257, (batch, seq), generator=g)
+        return model, (idx,), lambda out: _ce(50257)(out, tgt), \
+            {"model": "GPT-2-small-style decoder (12 layers, d_model 768, 12 heads)",
+             "batch": batch, "input_shape": [seq]}
+    if model_name == "unet":
+        shape = input_shape or [3, 256, 256]
+        model = UNet(cin=shape[0])
+        x = torch.randn(batch, *shape, generator=g)
+        tgt = torch.randint(0, 2, (batch, shape[1], shape[2]), generator=g)
+        return model, (x,), lambda out: nn.functional.cross_entropy(out, tgt), \
+            {"model": "U-Net (Ronneberger et al. 2015, depth 4, 64 base channels, batch norm)",
+             "batch": batch, "input_shape": shape}
+    if model_name == "lstm64":
+        shape = input_shape or [64, 50]
+        model = LSTMUnrolled(din=shape[1])
+        x = torch.randn(shape[0], batch, shape[1], generator=g)
+        tgt = torch.randint(0, 5000, (shape[0], batch), generator=g)
+        return model, (x,), lambda out: _ce(5000)(out, tgt), \
+            {"model": "LSTM, 4 layers x 1024 hidden, unrolled over %d steps, 5000 classes" % shape[0],
+             "batch": batch, "input_shape": shape}
+    import torchvision
+    ctor = getattr(torchvision.models, model_name, None)
+    if ctor is None:
+        raise SystemExit("export_torch: unknown model '%s'" % model_name)
+    model = ctor(weights=None)
+    shape = input_shape or [3, 224, 224]
+    x = torch.randn(batch, *shape, generator=g)
+    tgt = torch.randint(0, 1000, (batch,), generator=g)
+    return model, (x,), lambda out: nn.functional.cross_entropy(out, tgt), \
+        {"model": "torchvision.models.%s (weights=None)" % model_name,
+         "torchvision": __import__("torchvision").__version__,
+         "batch": batch, "input_shape": shape}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("model")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--input-shape", help="comma-separated, without the batch (e.g. 3,224,224)")
+    ap.add_argument("--measure", action="store_true",
+                    help="costs are measured CPU time (us) instead of estimated FLOPs")
+    ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--name")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads (default 1, for stable --measure)")
+    a = ap.parse_args(argv)
+    if torch is None:
+        print("export_torch: /usr/bin/python3 cannot import torch; run scripts/bootstrap-torch.sh",
+              file=sys.stderr)
+        return 1
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    shape = [int(s) for s in a.input_shape.split(",")] if a.input_shape else None
+    model, inputs, loss_fn, desc = build(a.model, a.batch, shape)
+    name = a.name or "%s-train-b%d" % (a.model.split(":")[-1], a.batch)
+    graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
+    graph["source"].update(desc)
+    write_graph(graph, a.output)
+    nf = sum(1 for n in graph["nodes"] if n.kind in ("forward", "loss"))
+    nb = sum(1 for n in graph["nodes"] if n.kind == "backward")
+    print("export_torch: %s: %d nodes (%d forward, %d backward), %.1f MiB of activations"
+          % (name, len(graph["nodes"]), nf, nb,
+             sum(n.mem for n in graph["nodes"] if n.kind != "backward") / 2 ** 20),
+          file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""Checks scripts/export_torch.py against PyTorch itself.
+
+    test_export_torch.py PATH/TO/remat PROJECT_ROOT
+
+Exits 77 (ctest: skipped) when /usr/bin/python3 has no torch.  For a few
+small models covering views, in-place operators, multi-output operators,
+attention, an unrolled LSTM cell and a custom autograd Function:
+
+1. every tensor autograd saved for a grad_fn (its _saved_* attributes, or
+   saved_tensors), unless it is a parameter or a model input, is owned by a
+   node that the grad_fn's backward node reads;
+2. every gradient edge of the autograd graph between exported grad_fns is
+   an input edge of the graph;
+3. the bytes of the forward nodes that backward nodes read equal the bytes
+   of the distinct storages autograd keeps for backward, measured in a
+   second, independent forward pass with a counting saved-tensor hook;
+4. remat loads the graph, and its no-remat peak, and the peak of the 'none'
+   planner at exactly that budget, equal tests/zoo/simref.py's;
+5. the command line exports a user model given as FILE.py:FUNCTION.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    print("torch is not installed for /usr/bin/python3: skipped (scripts/bootstrap-torch.sh)")
+    sys.exit(77)
+
+REMAT, ROOT = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
+import export_torch as E  # noqa: E402
+import simref  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8),
+                                  nn.ReLU(inplace=True), nn.MaxPool2d(2))
+        import torchvision
+        self.block = torchvision.models.resnet.BasicBlock(8, 8)  # out += identity; relu_
+        self.fc = nn.Linear(8 * 4 * 4, 5)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.block(self.body(x)), 1))
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.fc = nn.Linear(16, 3)
+
+    def forward(self, x):
+        return self.fc(self.layer(x).mean(1))
+
+
+class TwoStepLSTM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.LSTMCell(6, 10)
+        self.fc = nn.Linear(10, 4)
+
+    def forward(self, x):
+        h = c = torch.zeros(x.shape[1], 10)
+        for t in range(x.shape[0]):
+            h, c = self.cell(x[t], (h, c))
+        return self.fc(Square.apply(h))
+
+
+def cases():
+    g = torch.Generator().manual_seed(1)
+    ce = nn.functional.cross_entropy
+    t5 = torch.randint(0, 5, (4,), generator=g)
+    t3 = torch.randint(0, 3, (2,), generator=g)
+    t4 = torch.randint(0, 4, (3,), generator=g)
+    yield "cnn", SmallCNN(), (torch.randn(4, 3, 8, 8, generator=g),), lambda o: ce(o, t5)
+    yield "transformer", TinyTransformer(), (torch.randn(2, 5, 16, generator=g),), lambda o: ce(o, t3)
+    yield "lstm", TwoStepLSTM(), (torch.randn(2, 3, 6, generator=g),), lambda o: ce(o, t4)
+    yield "mse", nn.Sequential(nn.Linear(7, 7), nn.Tanh(), nn.Linear(7, 1)), \
+        (torch.randn(3, 7, generator=g),), lambda o: nn.functional.mse_loss(o, torch.ones(3, 1))
+
+
+def key(t):
+    s = t.storage()
+    return (s.data_ptr(), s.nbytes()) if s.nbytes() else None
+
+
+def saved_tensors_of(fn):
+    out = []
+    names = [a for a in dir(fn) if a.startswith("_saved_")]
+    if hasattr(fn, "saved_tensors"):
+        names.append("saved_tensors")
+    for a in names:
+        try:
+            v = getattr(fn, a)
+        except Exception:  # noqa: BLE001
+            continue
+        for x in (v if isinstance(v, (tuple, list)) else [v]):
+            if isinstance(x, torch.Tensor):
+                out.append((a, x))
+    return out
+
+
+def kept_by_autograd(model, inputs, loss_fn):
+    """Bytes of the distinct non-parameter, non-input storages autograd
+    saves in a fresh forward pass, and whether the loss value is one."""
+    skip = {key(p) for p in list(model.parameters()) + list(model.buffers())}
+    skip |= {key(x) for x in inputs}
+    kept = {}
+
+    def pack(t):
+        k = key(t)
+        if k and k not in skip:
+            kept[k[0]] = k[1]
+        return t
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = loss_fn(model(*inputs))
+    return sum(kept.values()), key(loss)[0] in kept
+
+
+def check(name, model, inputs, loss_fn, tmp):
+    fails = []
+    graph, dbg = E.export_step(model, inputs, loss_fn, name=name, keep_graph=True)
+    nodes = {n.id: n for n in graph["nodes"]}
+    params = dbg["params"]
+    input_keys = {key(x)[0] for x in inputs}
+
+    # 1. Saved tensors are dependencies.
+    n_saved = 0
+    for fn, bid in dbg["gradfn"].items():
+        for attr, t in saved_tensors_of(fn):
+            k = key(t)
+            if k is None or k[0] in params:
+                continue
+            owner = dbg["owner"].get(k[0])
+            if k[0] in input_keys:
+                owner = owner or "input"
+            n_saved += 1
+            if owner not in nodes[bid].inputs:
+                fails.append("%s: %s.%s is owned by %s, not an input of %s"
+                             % (name, type(fn).__name__, attr, owner, bid))
+    if n_saved == 0:
+        fails.append("%s: no saved tensor was checked" % name)
+
+    # 2. Gradient edges.
+    walk, seen = [dbg["loss"].grad_fn], set()
+    while walk:
+        fn = walk.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        for nxt, _ in fn.next_functions:
+            if fn in dbg["gradfn"] and nxt in dbg["gradfn"]:
+                if dbg["gradfn"][fn] not in nodes[dbg["gradfn"][nxt]].inputs:
+                    fails.append("%s: gradient %s -> %s is not an edge" %
+                                 (name, dbg["gradfn"][fn], dbg["gradfn"][nxt]))
+            walk.append(nxt)
+        if fn not in dbg["gradfn"] and type(fn).__name__ != "AccumulateGrad":
+            # Left out: must lie on a parameter-only path.
+            for attr, t in saved_tensors_of(fn):
+                if key(t) and key(t)[0] not in params:
+                    fails.append("%s: left-out %s saved an activation" % (name, type(fn).__name__))
+            for nxt, _ in fn.next_functions:
+                if nxt in dbg["gradfn"]:
+                    fails.append("%s: left-out %s feeds %s" % (name, type(fn).__name__, dbg["gradfn"][nxt]))
+
+    # 3. Bytes kept for backward.
+    read = {i for n in graph["nodes"] if n.kind == "backward" for i in n.inputs}
+    fw_read = [nodes[i] for i in read if nodes[i].kind != "backward" and i not in dbg["inputs"]]
+    kept, loss_saved = kept_by_autograd(model, inputs, loss_fn)
+    graph_bytes = sum(n.mem for n in fw_read)
+    if not loss_saved:
+        graph_bytes -= nodes[dbg["loss_id"]].mem  # read only as the seed gradient
+    if graph_bytes != kept:
+        fails.append("%s: backward reads %d bytes of activations, autograd keeps %d"
+                     % (name, graph_bytes, kept))
+
+    # 4. remat agrees with the reference simulator.
+    path = os.path.join(tmp, name + ".json")
+    E.write_graph(graph, path)
+    g = simref.load(path)
+    peak = simref.no_remat_peak(g)
+    info = subprocess.run([REMAT, "info", path, "--json"], capture_output=True, text=True)
+    if info.returncode != 0:
+        fails.append("%s: remat info failed: %s" % (name, info.stderr.strip()))
+    else:
+        j = json.loads(info.stdout)
+        if j["no_remat_peak"] != peak or j["nodes"] != len(g["nodes"]):
+            fails.append("%s: remat says peak %d nodes %d, reference %d %d"
+                         % (name, j["no_remat_peak"], j["nodes"], peak, len(g["nodes"])))
+        p = subprocess.run([REMAT, "plan", path, "--planner", "none", "--budget", str(peak),
+                            "--json"], capture_output=True, text=True)
+        if p.returncode != 0 or json.loads(p.stdout)["peak_mem"] != peak:
+            fails.append("%s: none at %d: exit %d %s" % (name, peak, p.returncode, p.stdout))
+    dbg["loss"].grad_fn  # keep the graph alive until here
+    return fails, n_saved
+
+
+USER_MODEL = '''
+import torch, torch.nn as nn
+def build(batch):
+    m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    x = torch.randn(batch, 4)
+    y = torch.zeros(batch, dtype=torch.long)
+    return m, (x,), lambda out: nn.functional.cross_entropy(out, y)
+'''
+
+
+def check_cli(tmp):
+    src = os.path.join(tmp, "user_model.py")
+    out = os.path.join(tmp, "user.json")
+    with open(src, "w") as f:
+        f.write(USER_MODEL)
+    p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_torch.py"),
+                        src + ":build", "--batch", "3", "-o", out], capture_output=True, text=True)
+    if p.returncode != 0:
+        return ["cli: exit %d: %s" % (p.returncode, p.stderr)]
+    g = simref.load(out)
+    kinds = [n["kind"] for n in g["nodes"]]
+    # input; t, addmm, relu, t, addmm; log_softmax, const0 (target), nll_loss (+ total_weight)
+    fails = []
+    if kinds.count("backward") != 5 or kinds.count("loss") != 1 or g["source"]["batch"] != 3:
+        fails.append("cli: unexpected graph %s" % kinds)
+    if any(n for n in g["nodes"] if n["id"].endswith(".t")):
+        fails.append("cli: weight transposes (parameter-only) should be left out")
+    if [n for n in g["nodes"] if n["id"] == "input"][0]["mem"] != 3 * 4 * 4:
+        fails.append("cli: input size is not 3x4 floats")
+    return fails
+
+
+def main():
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, model, inputs, loss_fn in cases():
+            torch.manual_seed(0)
+            fails, n = check(name, model, inputs, loss_fn, tmp)
+            for f in fails:
+                print("FAIL", f)
+            print("%s %s (%d saved tensors checked)" % ("ok  " if not fails else "FAIL", name, n))
+            passed += not fails
+            failed += bool(fails)
+        fails = check_cli(tmp)
+        for f in fails:
+            print("FAIL", f)
+        print("%s cli" % ("ok  " if not fails else "FAIL"))
+        passed += not fails
+        failed += bool(fails)
+    print("export_torch: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
