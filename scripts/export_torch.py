@@ -41,8 +41,8 @@ How the graph is built (one real forward + backward step on the CPU):
 4. Cost: estimated FLOPs by default (2 per multiply-add for convolution and
    matrix products, one per element for everything else, 0 for views); a
    backward node's cost is the FLOPs of the ATen operators it runs.  With
-   --measure: CPU time in microseconds of each operator (forward), and the
-   time between autograd hooks (backward), after one warm-up step.
+   --measure: CPU time in microseconds of the ATen operators each node
+   runs (timed one by one, after one warm-up step; Python overhead left out).
 
 Parameters, their gradients, buffers and optimizer state are not in the
 graph: they are resident for the whole step whatever the schedule does, so a
@@ -167,7 +167,7 @@ class Recorder:
         self.module_stack = []
         self.in_backward = False
         self.bucket_flops = 0
-        self.bucket_start = 0.0
+        self.bucket_secs = 0.0
         self.k = 0
         self.n_const = 0
         for p in list(model.parameters()) + list(model.buffers()):
@@ -321,6 +321,7 @@ class _Mode(TorchDispatchMode if torch else object):
             out = torch.tensor(out, dtype=src[0].dtype if src else None)
         if rec.in_backward:
             outs = out if isinstance(out, (tuple, list)) else (out,)
+            rec.bucket_secs += t1 - t0
             if not is_view(func, args, kwargs, outs):
                 rec.bucket_flops += op_flops(func._schema.name, args, outs)
             for o in tree_flatten(outs)[0]:
@@ -420,22 +421,20 @@ def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=
 
     def hook_for(fn):
         def hook(grad_inputs, grad_outputs):
-            now = time.perf_counter()
-            events.append((fn, grad_inputs, grad_outputs, rec.bucket_flops,
-                           now - rec.bucket_start))
+            events.append((fn, grad_inputs, grad_outputs, rec.bucket_flops, rec.bucket_secs))
             for g in list(grad_inputs) + list(grad_outputs):
                 if isinstance(g, torch.Tensor):
                     rec.keep.append(g)
             rec.bucket_flops = 0
-            rec.bucket_start = time.perf_counter()
+            rec.bucket_secs = 0.0
         return hook
     for fn in order:
         fn.register_hook(hook_for(fn))
     rec.in_backward = True
     rec.bucket_flops = 0
+    rec.bucket_secs = 0.0
     try:
         with mode:
-            rec.bucket_start = time.perf_counter()
             loss.backward(retain_graph=keep_graph)
     finally:
         rec.in_backward = False

@@ -288,18 +288,29 @@ static int make_layers(struct layered *G, const struct remat_gen_layered_opts *o
 
 #define LSIZE(G, l) ((G)->lstart[(l) + 1] - (G)->lstart[(l)])
 
-/* Step 2: edges between consecutive layers, then the connectivity fix. */
+/*
+ * Step 2: one uniform predecessor in the previous layer for every node of
+ * layers 2..L, then every other pair of consecutive-layer nodes with
+ * probability p, then one uniform successor for every node still without.
+ */
 static int consecutive_edges(struct layered *G, double p, struct rng *r)
 {
-	uint8_t *has_pred = calloc((size_t)G->n, 1), *has_succ = calloc((size_t)G->n, 1);
+	uint8_t *has_succ = calloc((size_t)G->n, 1);
 	double lq = p < 1 ? log1p(-p) : 0;
 	int32_t l, u, v;
 	int rc = 0;
 
-	if (!has_pred || !has_succ) {
-		rc = -1;
-		goto out;
-	}
+	if (!has_succ)
+		return -1;
+	for (l = 2; l <= G->L; l++)
+		for (v = G->lstart[l]; v < G->lstart[l + 1]; v++) {
+			u = G->lstart[l - 1] + (int32_t)rng_below(r, (uint64_t)LSIZE(G, l - 1));
+			if (add_edge(G, u, v) < 0) {
+				rc = -1;
+				goto out;
+			}
+			has_succ[u] = 1;
+		}
 	for (l = 1; l < G->L && p > 0; l++) {
 		int64_t pairs = (int64_t)LSIZE(G, l) * LSIZE(G, l + 1), k = -1;
 
@@ -322,19 +333,9 @@ static int consecutive_edges(struct layered *G, double p, struct rng *r)
 				rc = -1;
 				goto out;
 			}
-			has_succ[u] = has_pred[v] = 1;
+			has_succ[u] = 1;
 		}
 	}
-	for (l = 2; l <= G->L; l++)
-		for (v = G->lstart[l]; v < G->lstart[l + 1]; v++)
-			if (!has_pred[v]) {
-				u = G->lstart[l - 1] + (int32_t)rng_below(r, (uint64_t)LSIZE(G, l - 1));
-				if (add_edge(G, u, v) < 0) {
-					rc = -1;
-					goto out;
-				}
-				has_succ[u] = 1;
-			}
 	for (l = 1; l < G->L; l++)
 		for (u = G->lstart[l]; u < G->lstart[l + 1]; u++)
 			if (!has_succ[u]) {
@@ -345,7 +346,6 @@ static int consecutive_edges(struct layered *G, double p, struct rng *r)
 				}
 			}
 out:
-	free(has_pred);
 	free(has_succ);
 	return rc;
 }
