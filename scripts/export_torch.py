@@ -40,7 +40,10 @@ How the graph is built (one real forward + backward step on the CPU):
    owner alive, as for forward views).
 4. Cost: estimated FLOPs by default (2 per multiply-add for convolution and
    matrix products, one per element for everything else, 0 for views); a
-   backward node's cost is the FLOPs of the ATen operators it runs.  With
+   backward node's cost is the FLOPs of the ATen operators it runs.
+   Random operators (bernoulli_, native_dropout, ...) are marked
+   recompute: false: without the generator's state their result cannot be
+   computed again.  With
    --measure: CPU time in microseconds of the ATen operators each node
    runs (timed one by one, after one warm-up step; Python overhead left out).
 
@@ -129,12 +132,21 @@ def is_view(func, args, kwargs, outs):
                for o in tree_flatten(outs)[0] if isinstance(o, torch.Tensor))
 
 
+# Operators whose result depends on the random number generator: computing
+# them again would give another result, so they are marked recompute: false.
+RANDOM_OPS = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like", "randn",
+              "randn_like", "randint", "randint_like", "randperm", "normal", "normal_",
+              "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+              "multinomial", "random_", "rrelu_with_noise"}
+
+
 class Node:
-    __slots__ = ("id", "kind", "mem", "cost", "inputs", "grad_of", "label", "order")
+    __slots__ = ("id", "kind", "mem", "cost", "inputs", "grad_of", "label", "recompute")
 
     def __init__(self, nid, kind, mem, cost, inputs, label, grad_of=None):
         self.id, self.kind, self.mem, self.cost = nid, kind, mem, cost
         self.inputs, self.label, self.grad_of = inputs, label, grad_of
+        self.recompute = True
 
 
 def _dedup(xs):
@@ -275,6 +287,7 @@ class Recorder:
                 new.append((o, st))
         primary_mem = new[0][1][1] if new else 0
         self._add(Node(base, "forward", primary_mem, cost, inputs, label))
+        self.byid[base].recompute = short not in RANDOM_OPS
         owners = {}
         for i, (o, st) in enumerate(new):
             nid = base if i == 0 else "%s#%d" % (base, i)
@@ -531,6 +544,8 @@ def write_graph(graph, path):
             d["inputs"] = n.inputs
         if n.grad_of:
             d["grad_of"] = n.grad_of
+        if not n.recompute:
+            d["recompute"] = False
         if n.label:
             d["label"] = n.label
         lines.append(json.dumps(d, separators=(",", ":")))

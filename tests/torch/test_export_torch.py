@@ -17,7 +17,8 @@ attention, an unrolled LSTM cell and a custom autograd Function:
    second, independent forward pass with a counting saved-tensor hook;
 4. remat loads the graph, and its no-remat peak, and the peak of the 'none'
    planner at exactly that budget, equal tests/zoo/simref.py's;
-5. the command line exports a user model given as FILE.py:FUNCTION.
+5. a dropout mask (a random operator) is marked recompute: false;
+6. the command line exports a user model given as FILE.py:FUNCTION.
 """
 import json
 import os
@@ -98,6 +99,8 @@ def cases():
     yield "cnn", SmallCNN(), (torch.randn(4, 3, 8, 8, generator=g),), lambda o: ce(o, t5)
     yield "transformer", TinyTransformer(), (torch.randn(2, 5, 16, generator=g),), lambda o: ce(o, t3)
     yield "lstm", TwoStepLSTM(), (torch.randn(2, 3, 6, generator=g),), lambda o: ce(o, t4)
+    yield "dropout", nn.Sequential(nn.Linear(6, 12), nn.ReLU(), nn.Dropout(0.5), nn.Linear(12, 4)), \
+        (torch.randn(5, 6, generator=g),), lambda o: ce(o, torch.zeros(5, dtype=torch.long))
     yield "mse", nn.Sequential(nn.Linear(7, 7), nn.Tanh(), nn.Linear(7, 1)), \
         (torch.randn(3, 7, generator=g),), lambda o: nn.functional.mse_loss(o, torch.ones(3, 1))
 
@@ -146,6 +149,9 @@ def check(name, model, inputs, loss_fn, tmp):
     nodes = {n.id: n for n in graph["nodes"]}
     params = dbg["params"]
     input_keys = {key(x)[0] for x in inputs}
+
+    if name == "dropout" and not any(not n.recompute and "bernoulli" in n.id for n in graph["nodes"]):
+        fails.append("dropout: the random mask is not marked recompute: false")
 
     # 1. Saved tensors are dependencies.
     n_saved = 0
