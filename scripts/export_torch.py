@@ -725,7 +725,9 @@ def main(argv=None):
     torch.manual_seed(0)
     shape = [int(s) for s in a.input_shape.split(",")] if a.input_shape else None
     model, inputs, loss_fn, desc = build(a.model, a.batch, shape)
-    name = a.name or "%s-train-b%d" % (a.model.split(":")[-1], a.batch)
+    stem = os.path.splitext(os.path.basename(a.model.rsplit(":", 1)[0]))[0] if ":" in a.model \
+        else a.model
+    name = a.name or "%s-train-b%d" % (stem, a.batch)
     graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
     graph["source"].update(desc)
     write_graph(graph, a.output)
