@@ -83,6 +83,9 @@ struct remat_stage {
 	int64_t bwd_start;        /* resident at backward start: kept xbar + grad_in */
 	int64_t bwd_tmp;          /* peak of the backward minus bwd_start */
 	int64_t out_mem;          /* bytes of outputs it computes (resident to the end) */
+	int input_live;           /* x is read after the stage's forward (by its own or
+				     a later stage's backward, a later forward, or as an
+				     output); 0 lets a plan free it right after */
 	int norecompute;          /* the no-grad forward would recompute an output or a
 				     "recompute": false node: run its forward once only */
 };

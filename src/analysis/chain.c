@@ -226,6 +226,19 @@ int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c
 	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 1,
 					    last, &end);
 
+	/* Is the input still needed once the forward has run? */
+	st->input_live = 1;
+	if (st->entry >= 0 && !g->is_output[st->entry]) {
+		st->input_live = 0;
+		for (k = g->use_off[st->entry]; k < g->use_off[st->entry + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			s = c->stage_of[u];
+			if (s >= 0 && ((c->is_bwd[u] && s >= a) || (!c->is_bwd[u] && s > b)))
+				st->input_live = 1;
+		}
+	}
+
 	/* Backward: stages b down to a, each in topological order. */
 	st->grad_in = c->grad_at[b + 1];
 	st->grad = c->grad_at[a];

@@ -86,7 +86,8 @@ int remat_i_rotor_chain_alloc(struct remat_i_rotor_chain *ch, int32_t L,
 	ch->fwng = calloc(n, sizeof(double));
 	ch->bw = calloc(n, sizeof(double));
 	ch->nr = calloc(n, 1);
-	if (!ch->x || !ch->y || !ch->xb || !ch->fa || !ch->fah || !ch->fo || !ch->fi ||
+	ch->xl = calloc(n, 1);
+	if (!ch->xl || !ch->x || !ch->y || !ch->xb || !ch->fa || !ch->fah || !ch->fo || !ch->fi ||
 	    !ch->bp || !ch->d || !ch->po || !ch->fw || !ch->fwh || !ch->fwng || !ch->bw ||
 	    !ch->nr) {
 		remat_i_rotor_chain_release(ch);
@@ -112,6 +113,7 @@ void remat_i_rotor_chain_release(struct remat_i_rotor_chain *ch)
 	free(ch->fwng);
 	free(ch->bw);
 	free(ch->nr);
+	free(ch->xl);
 	memset(ch, 0, sizeof(*ch));
 }
 
@@ -176,6 +178,11 @@ static void relax(double *restrict row, const double *restrict a, const double *
 	}
 }
 
+/* Columns of the table filled together (see remat_i_rotor_solve()). */
+#ifndef ROTOR_BLOCK
+#define ROTOR_BLOCK 8
+#endif
+
 /* First finite entry of a non-increasing row (M + 1 when none). */
 static int32_t first_finite(const double *row, int32_t M)
 {
@@ -192,136 +199,195 @@ static int32_t first_finite(const double *row, int32_t M)
 	return lo;
 }
 
-/* The tables being filled and, per row, the first finite entry. */
+/*
+ * The tables and what the recurrences read.  lo_a / lo_s hold each row's
+ * first finite entry while the tables are filled (NULL in the backtrack,
+ * where they only sharpen bounds).  zero is a row of M + 1 zeros, the
+ * second operand of options with one subproblem.
+ */
 struct dp {
 	const struct remat_i_rotor_chain *ch;
 	const int64_t *pp;
-	double *A, *S;
-	int32_t *lo_a, *lo_s;
+	const double *A, *S, *zero;
+	const int32_t *lo_a, *lo_s;
 	int32_t M;
 };
 
+enum opt_kind {
+	OPT_BASE,     /* i == l: F_all(i) (F_held when held), B(i) */
+	OPT_ONCE,     /* F_all(i), stages i+1..l, B(i) */
+	OPT_RERUN,    /* F_ck(i), F_ng(i+1..j-1), j..l with x_j held, i..j-1 */
+	OPT_RELEASE   /* F_ck(i), F_ng(i+1..j-1), F_all(j) freeing x_j, j+1..l, B(j), i..j-1 */
+};
+
+/* One option: c + a[m - sa] + b[m - sb] for m >= need. */
+struct opt {
+	double c;
+	const double *a, *b;
+	int32_t sa, sb, need, j;
+	int kind;
+};
+
+static int32_t row_lo(const int32_t *lo, int32_t i, int32_t l)
+{
+	return lo ? lo[tri(i, l)] : 0;
+}
+
 /*
- * One row: Opt(i, l, .) into row, for the plain subproblem (held = 0: the
- * output of stage l is not resident) or the held one (held = 1: it is, and
- * counts in m).  The run-once option and the first part of the re-run
- * option recurse into the same variant (the plain table, or min(plain,
- * held) when stage l's output is resident); the second part of the
- * re-run option into min(plain, held), since its checkpoint is resident.
- * Returns the first finite entry.
+ * Every option of subproblem (i, l), in the order the table and the
+ * backtrack both use.  held: the output of stage l is resident at the
+ * start (a kept checkpoint) and counts in m; its subproblems may then
+ * keep it too (table S = min(plain, held)), and stage l runs F_held.
+ * The second part i..j-1 of a re-run finds its checkpoint x_j resident
+ * (S); after a release it does not (A).  Options whose structural needs
+ * exceed M are left out; the count is returned.
  */
-static int32_t fill_row(const struct dp *dp, int32_t i, int32_t l, int held, double *row)
+static int32_t enum_options(const struct dp *dp, int32_t i, int32_t l, int held,
+			    struct opt *o)
 {
 	const struct remat_i_rotor_chain *ch = dp->ch;
-	int32_t M = dp->M, dl = ch->d[l + 1], yl = held ? ch->y[l] : 0, need, j, m, lo;
-	size_t M1 = (size_t)M + 1;
+	int32_t M = dp->M, dl = ch->d[l + 1], yl = held ? ch->y[l] : 0, n = 0, j, need;
 	const double *sub = held ? dp->S : dp->A;
 	const int32_t *sub_lo = held ? dp->lo_s : dp->lo_a;
+	double fws = 0;
+	int32_t ng;
 
 	if (i == l) {
-		double c = (held ? ch->fwh[i] : ch->fw[i]) + ch->bw[i];
-
-		need = max32(dl + (held ? ch->fah[i] : ch->fa[i]), ch->bp[i]);
-		for (m = 0; m <= M; m++)
-			row[m] = m >= need ? c : INFINITY;
-		return need > M ? M + 1 : need;
+		o[n].kind = OPT_BASE;
+		o[n].c = (held ? ch->fwh[i] : ch->fw[i]) + ch->bw[i];
+		o[n].a = o[n].b = dp->zero;
+		o[n].sa = o[n].sb = 0;
+		o[n].j = i;
+		o[n].need = max32(dl + (held ? ch->fah[i] : ch->fa[i]), ch->bp[i]);
+		return o[n].need <= M ? 1 : 0;
 	}
-	/* Stage i runs once: F_all(i), stages i+1..l, B(i). */
 	need = max32(dl + yl + ch->fa[i], outs(dp->pp, i + 1, l, M) + ch->bp[i]);
-	need = max32(need, ch->xb[i] + sub_lo[tri(i + 1, l)]);
-	{
-		const double *child = sub + tri(i + 1, l) * M1;
-		double c = ch->fw[i] + ch->bw[i];
-		int32_t xb = ch->xb[i];
-
-		for (m = 0; m < need && m <= M; m++)
-			row[m] = INFINITY;
-		for (m = need; m <= M; m++)
-			row[m] = c + child[m - xb];
+	need = max32(need, ch->xb[i] + row_lo(sub_lo, i + 1, l));
+	if (need <= M) {
+		o[n].kind = OPT_ONCE;
+		o[n].c = ch->fw[i] + ch->bw[i];
+		o[n].a = sub + tri(i + 1, l) * ((size_t)M + 1);
+		o[n].sa = ch->xb[i];
+		o[n].b = dp->zero;
+		o[n].sb = 0;
+		o[n].j = i + 1;
+		o[n].need = need;
+		n++;
 	}
-	lo = need > M ? M + 1 : need;
 	if (ch->nr[i])
-		return lo;
-	/* Stage i re-run later: F_ck(i), F_ng(i+1..j-1), j..l, then i..j-1. */
-	{
-		double fws = 0;
-		int32_t ng = ch->fo[i];
+		return n;
+	ng = ch->fo[i];
+	for (j = i + 1; j <= l; j++) {
+		int32_t k = j - 1, pj, sl = j < l ? ch->xb[j] : 0;
 
-		for (j = i + 1; j <= l; j++) {
-			int32_t k = j - 1, pj;
-
-			if (k > i) {
-				if (ch->nr[k])
-					break;
-				ng = max32(ng, ch->fi[k]);
-			}
-			fws += ch->fwng[k];
-			if (dl + yl + ng > M)
+		if (k > i) {
+			if (ch->nr[k])
 				break;
-			pj = outs(dp->pp, j, l, M);
-			need = max32(dl + yl + ng, ch->x[j] + sub_lo[tri(j, l)]);
-			need = max32(need, pj + dp->lo_s[tri(i, j - 1)]);
-			if (need > M)
-				continue;
-			{
-				const double *fr = sub + tri(j, l) * M1;
-				const double *sr = dp->S + tri(i, j - 1) * M1;
-				/*
-				 * This option is never below its value at m = M (both
-				 * parts are non-increasing in m), and the row is
-				 * non-increasing too: only the prefix of the row still
-				 * above that floor can improve.
-				 */
-				double floor = fws + fr[M - ch->x[j]] + sr[M - pj];
-				int32_t a = need, b = M + 1;
-
-				while (a < b) {
-					int32_t mid = a + (b - a) / 2;
-
-					if (row[mid] <= floor)
-						b = mid;
-					else
-						a = mid + 1;
-				}
-				if (a == need)
-					continue;
-				relax(row, fr, sr, fws, ch->x[j], pj, need, a - 1);
-			}
-			if (need < lo)
-				lo = need;
+			ng = max32(ng, ch->fi[k]);
+		}
+		fws += ch->fwng[k];
+		if (dl + yl + ng > M)
+			break;
+		pj = outs(dp->pp, j, l, M);
+		need = max32(dl + yl + ng, ch->x[j] + row_lo(sub_lo, j, l));
+		need = max32(need, pj + row_lo(dp->lo_s, i, j - 1));
+		if (need <= M) {
+			o[n].kind = OPT_RERUN;
+			o[n].c = fws;
+			o[n].a = sub + tri(j, l) * ((size_t)M + 1);
+			o[n].sa = ch->x[j];
+			o[n].b = dp->S + tri(i, j - 1) * ((size_t)M + 1);
+			o[n].sb = pj;
+			o[n].j = j;
+			o[n].need = need;
+			n++;
+		}
+		if (ch->xl[j])
+			continue;
+		/* x_j is read by nothing after F_all(j): free it there. */
+		need = max32(dl + yl + ng, pj + row_lo(dp->lo_a, i, j - 1));
+		if (j < l || !held)
+			need = max32(need, dl + yl + ch->x[j] + ch->fa[j]);
+		else
+			need = max32(need, dl + ch->x[j] + ch->fah[j]);
+		need = max32(need, outs(dp->pp, j + 1, l, M) + ch->bp[j]);
+		if (j < l)
+			need = max32(need, sl + row_lo(sub_lo, j + 1, l));
+		if (need <= M) {
+			o[n].kind = OPT_RELEASE;
+			o[n].c = fws + (j == l && held ? ch->fwh[j] : ch->fw[j]) + ch->bw[j];
+			o[n].a = j < l ? sub + tri(j + 1, l) * ((size_t)M + 1) : dp->zero;
+			o[n].sa = sl;
+			o[n].b = dp->A + tri(i, j - 1) * ((size_t)M + 1);
+			o[n].sb = pj;
+			o[n].j = j;
+			o[n].need = need;
+			n++;
 		}
 	}
-	return lo;
+	return n;
+}
+
+/*
+ * Fill row with Opt(i, l, .): the least over the options.  An option is
+ * never below its value at m = M (both parts are non-increasing in m),
+ * and the row is non-increasing too, so only the prefix of the row still
+ * above that floor is relaxed.  Returns the first finite entry.
+ */
+static int32_t fill_row(const struct dp *dp, struct opt *o, int32_t i, int32_t l,
+			int held, double *row)
+{
+	int32_t M = dp->M, n = enum_options(dp, i, l, held, o), k, m;
+
+	for (m = 0; m <= M; m++)
+		row[m] = INFINITY;
+	for (k = 0; k < n; k++) {
+		double floor = o[k].c + o[k].a[M - o[k].sa] + o[k].b[M - o[k].sb];
+		int32_t a = o[k].need, b = M + 1;
+
+		while (a < b) {
+			int32_t mid = a + (b - a) / 2;
+
+			if (row[mid] <= floor)
+				b = mid;
+			else
+				a = mid + 1;
+		}
+		if (a > o[k].need)
+			relax(row, o[k].a, o[k].b, o[k].c, o[k].sa, o[k].sb, o[k].need, a - 1);
+	}
+	return first_finite(row, M);
 }
 
 int remat_i_rotor_solve(const struct remat_i_rotor_chain *ch, int32_t M,
 			struct remat_i_rotor_table *tab,
 			const struct remat_plan_request *req, struct remat_error *err)
 {
-	int32_t L = ch->L, i, l, m;
+	int32_t L = ch->L, i, l, l0, m;
 	size_t M1 = (size_t)M + 1, cells;
 	int64_t *pp = NULL;
-	double *h = NULL;
+	double *A = NULL, *S = NULL, *h = NULL, *zero = NULL;
+	int32_t *lo_a = NULL, *lo_s = NULL;
+	struct opt *o = NULL;
 	struct dp dp;
 	int rc = REMAT_OK;
 
 	memset(tab, 0, sizeof(*tab));
-	memset(&dp, 0, sizeof(dp));
 	if (L <= 0 || M < 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "rotor: empty chain or negative budget");
 	if (remat_i_rotor_table_bytes(L, M) > (double)SIZE_MAX / 4)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "rotor: table of %d stages x %d slots "
 				  "is too large", (int)L, (int)M);
 	cells = tri(L - 1, L - 1) + 1;
-	dp.ch = ch;
-	dp.M = M;
-	dp.A = malloc(cells * M1 * sizeof(double));
-	dp.S = malloc(cells * M1 * sizeof(double));
-	dp.lo_a = malloc(cells * sizeof(int32_t));
-	dp.lo_s = malloc(cells * sizeof(int32_t));
+	A = malloc(cells * M1 * sizeof(double));
+	S = malloc(cells * M1 * sizeof(double));
+	lo_a = malloc(cells * sizeof(int32_t));
+	lo_s = malloc(cells * sizeof(int32_t));
 	h = malloc(M1 * sizeof(double));
+	zero = calloc(M1, sizeof(double));
+	o = malloc(sizeof(*o) * (2 * (size_t)L + 2));
 	pp = malloc(sizeof(int64_t) * ((size_t)L + 1));
-	if (!dp.A || !dp.S || !dp.lo_a || !dp.lo_s || !h || !pp) {
+	if (!A || !S || !lo_a || !lo_s || !h || !zero || !o || !pp) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "rotor: out of memory for a table of "
 				"%d stages x %d slots (%.0f MiB)", (int)L, (int)M,
 				remat_i_rotor_table_bytes(L, M) / 1048576.0);
@@ -330,51 +396,62 @@ int remat_i_rotor_solve(const struct remat_i_rotor_chain *ch, int32_t M,
 	pp[0] = 0;
 	for (i = 0; i < L; i++)
 		pp[i + 1] = pp[i] + ch->po[i];
+	dp.ch = ch;
 	dp.pp = pp;
+	dp.A = A;
+	dp.S = S;
+	dp.zero = zero;
+	dp.lo_a = lo_a;
+	dp.lo_s = lo_s;
+	dp.M = M;
 
 	/*
-	 * By last stage l, then first stage i downwards: (i, l) needs (j, l)
-	 * for j > i and (i, k) for k < l.  This order keeps the rows of the
-	 * current l, which every i reads, in cache.
+	 * (i, l) needs (j, l) for j > i and (i, k) for k < l.  Columns of
+	 * ROTOR_BLOCK last stages are filled together, first stage i
+	 * downwards, so that the rows (i, k) that every column reads are
+	 * fetched once per block instead of once per column: the table fill
+	 * is bound by memory traffic, not arithmetic.
 	 */
-	for (l = 0; l < L; l++) {
+	for (l0 = 0; l0 < L; l0 += ROTOR_BLOCK) {
+		int32_t l1 = l0 + ROTOR_BLOCK < L ? l0 + ROTOR_BLOCK : L;
+
 		if (req && remat_plan_expired(req)) {
 			rc = REMAT_FAIL(err, REMAT_ECANCELED, "rotor: the time limit passed "
 					"while filling the table");
 			goto fail;
 		}
-		for (i = l; i >= 0; i--) {
-			size_t r = tri(i, l);
-			double *ra = dp.A + r * M1, *rs = dp.S + r * M1;
+		for (i = l1 - 1; i >= 0; i--) {
+			for (l = i > l0 ? i : l0; l < l1; l++) {
+				size_t r = tri(i, l);
+				double *ra = A + r * M1, *rs = S + r * M1;
 
-			dp.lo_a[r] = fill_row(&dp, i, l, 0, ra);
-			/* The held variant: only a stage with a later stage has its output kept. */
-			if (l + 1 < L) {
-				fill_row(&dp, i, l, 1, h);
-				for (m = 0; m <= M; m++)
-					rs[m] = h[m] < ra[m] ? h[m] : ra[m];
-			} else {
-				memcpy(rs, ra, M1 * sizeof(double));
+				lo_a[r] = fill_row(&dp, o, i, l, 0, ra);
+				/* Held variant: only a stage followed by another keeps its output. */
+				if (l + 1 < L && !ch->plain) {
+					fill_row(&dp, o, i, l, 1, h);
+					for (m = 0; m <= M; m++)
+						rs[m] = h[m] < ra[m] ? h[m] : ra[m];
+					lo_s[r] = first_finite(rs, M);
+				} else {
+					memcpy(rs, ra, M1 * sizeof(double));
+					lo_s[r] = lo_a[r];
+				}
 			}
-			dp.lo_s[r] = first_finite(rs, M);
-			dp.lo_a[r] = first_finite(ra, M);
 		}
 	}
-	free(pp);
-	free(h);
-	free(dp.lo_a);
-	free(dp.lo_s);
 	tab->L = L;
 	tab->M = M;
-	tab->a = dp.A;
-	tab->s = dp.S;
-	return REMAT_OK;
+	tab->a = A;
+	tab->s = S;
+	A = S = NULL;
 fail:
-	free(dp.A);
-	free(dp.S);
-	free(dp.lo_a);
-	free(dp.lo_s);
+	free(A);
+	free(S);
+	free(lo_a);
+	free(lo_s);
 	free(h);
+	free(zero);
+	free(o);
 	free(pp);
 	return rc;
 }
@@ -419,70 +496,25 @@ static int bt_push(struct bt_stack *s, int32_t i, int32_t l, int32_t m, int32_t 
 	return REMAT_OK;
 }
 
-/*
- * The option fill_row() chose for (i, l, m) of the plain or held variant:
- * -1 for "stage i runs once" (or the base case), j for the re-run option,
- * -2 for none.  Re-evaluates the options in the same order with the same
- * arithmetic, so the arg-min is the one the table holds; *val gets it.
- */
-static int32_t choice(const struct remat_i_rotor_chain *ch,
-		      const struct remat_i_rotor_table *tab, const int64_t *pp,
-		      int32_t i, int32_t l, int32_t m, int held, double *val)
+/* The cheapest option of (i, l) at m slots (index into o), or -1. */
+static int32_t best_option(const struct dp *dp, struct opt *o, int32_t i, int32_t l,
+			   int32_t m, int held, double *val)
 {
-	int32_t M = tab->M, dl = ch->d[l + 1], yl = held ? ch->y[l] : 0, need, j;
-	size_t M1 = (size_t)M + 1;
-	const double *run_once = held ? tab->s : tab->a, *first = held ? tab->s : tab->a;
-	double best = INFINITY;
-	int32_t best_j = -2;
+	int32_t n = enum_options(dp, i, l, held, o), k, best = -1;
 
 	*val = INFINITY;
-	if (i == l) {
-		need = max32(dl + (held ? ch->fah[i] : ch->fa[i]), ch->bp[i]);
-		if (m >= need) {
-			*val = (held ? ch->fwh[i] : ch->fw[i]) + ch->bw[i];
-			return -1;
-		}
-		return -2;
-	}
-	need = max32(dl + yl + ch->fa[i], outs(pp, i + 1, l, M) + ch->bp[i]);
-	need = max32(need, ch->xb[i]);
-	if (m >= need) {
-		best = ch->fw[i] + ch->bw[i] +
-		       run_once[tri(i + 1, l) * M1 + (size_t)(m - ch->xb[i])];
-		best_j = -1;
-	}
-	if (!ch->nr[i]) {
-		double fws = 0;
-		int32_t ng = ch->fo[i];
+	for (k = 0; k < n; k++) {
+		double v;
 
-		for (j = i + 1; j <= l; j++) {
-			int32_t k = j - 1, pj;
-			double v;
-
-			if (k > i) {
-				if (ch->nr[k])
-					break;
-				ng = max32(ng, ch->fi[k]);
-			}
-			fws += ch->fwng[k];
-			if (dl + yl + ng > M)
-				break;
-			pj = outs(pp, j, l, M);
-			need = max32(dl + yl + ng, max32(ch->x[j], pj));
-			if (need > m)
-				continue;
-			v = fws + first[tri(j, l) * M1 + (size_t)(m - ch->x[j])] +
-			    tab->s[tri(i, j - 1) * M1 + (size_t)(m - pj)];
-			if (v < best) {
-				best = v;
-				best_j = j;
-			}
+		if (m < o[k].need)
+			continue;
+		v = o[k].c + o[k].a[m - o[k].sa] + o[k].b[m - o[k].sb];
+		if (v < *val) {
+			*val = v;
+			best = k;
 		}
 	}
-	if (!isfinite(best))
-		return -2;
-	*val = best;
-	return best_j;
+	return best;
 }
 
 int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
@@ -490,8 +522,11 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 			    struct remat_i_cops *ops, struct remat_error *err)
 {
 	struct bt_stack st = { NULL, 0, 0 };
+	struct opt *o = NULL, *oh = NULL;
 	int64_t *pp = NULL;
+	double *zero = NULL;
 	int32_t L = ch->L, i;
+	struct dp dp;
 	int rc = REMAT_OK;
 
 	if (m > tab->M)
@@ -500,65 +535,96 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 		return REMAT_FAIL(err, REMAT_ENOFIT, "rotor: no persistent schedule fits "
 				  "%d slots", (int)m);
 	pp = malloc(sizeof(int64_t) * ((size_t)L + 1));
-	if (!pp)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	zero = calloc((size_t)tab->M + 1, sizeof(double));
+	o = malloc(sizeof(*o) * (2 * (size_t)L + 2));
+	oh = malloc(sizeof(*oh) * (2 * (size_t)L + 2));
+	if (!pp || !zero || !o || !oh) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		goto done;
+	}
 	pp[0] = 0;
 	for (i = 0; i < L; i++)
 		pp[i + 1] = pp[i] + ch->po[i];
+	memset(&dp, 0, sizeof(dp));
+	dp.ch = ch;
+	dp.pp = pp;
+	dp.A = tab->a;
+	dp.S = tab->s;
+	dp.zero = zero;
+	dp.M = tab->M;
 	rc = bt_push(&st, 0, L - 1, m, -1, err);
 	while (rc == REMAT_OK && st.n > 0) {
 		struct bt_item it = st.v[--st.n];
+		const struct opt *c;
 		int held = 0, sub;
-		int32_t j, k;
+		int32_t k, j;
 		double va, vh;
 
 		if (it.op >= 0) {
 			rc = remat_i_cops_push(ops, it.op, it.i, err);
 			continue;
 		}
-		j = choice(ch, tab, pp, it.i, it.l, it.m, 0, &va);
-		if (it.op == -2 && it.l + 1 < L) {
-			/* Either variant: the held one only when strictly cheaper. */
-			int32_t jh = choice(ch, tab, pp, it.i, it.l, it.m, 1, &vh);
+		k = best_option(&dp, o, it.i, it.l, it.m, 0, &va);
+		c = k >= 0 ? &o[k] : NULL;
+		if (it.op == -2 && it.l + 1 < L && !ch->plain) {
+			/* Either variant: the held one only when strictly cheaper (as in S). */
+			int32_t kh = best_option(&dp, oh, it.i, it.l, it.m, 1, &vh);
 
-			if (vh < va) {
+			if (kh >= 0 && vh < va) {
 				held = 1;
-				j = jh;
+				c = &oh[kh];
 			}
 		}
-		if (j == -2) {
+		if (!c) {
 			rc = REMAT_FAIL(err, REMAT_EINTERNAL, "rotor: backtrack found no option "
 					"for stages %d..%d at %d slots", (int)it.i, (int)it.l,
 					(int)it.m);
 			break;
 		}
-		sub = held ? -2 : -1;   /* the run-once child and the first re-run part */
+		sub = held ? -2 : -1;
+		j = c->j;
 		/* Pushed in reverse: popped in execution order. */
-		if (it.i == it.l) {
+		switch (c->kind) {
+		case OPT_BASE:
 			rc = bt_push(&st, it.i, 0, 0, REMAT_I_BWD, err);
 			if (rc == REMAT_OK)
 				rc = bt_push(&st, it.i, 0, 0, held ? REMAT_I_FHELD : REMAT_I_FALL,
 					     err);
-			continue;
-		}
-		if (j == -1) {
+			break;
+		case OPT_ONCE:
 			rc = bt_push(&st, it.i, 0, 0, REMAT_I_BWD, err);
 			if (rc == REMAT_OK)
-				rc = bt_push(&st, it.i + 1, it.l, it.m - ch->xb[it.i], sub, err);
+				rc = bt_push(&st, it.i + 1, it.l, it.m - c->sa, sub, err);
 			if (rc == REMAT_OK)
 				rc = bt_push(&st, it.i, 0, 0, REMAT_I_FALL, err);
-			continue;
+			break;
+		default:
+			rc = bt_push(&st, it.i, j - 1, it.m - c->sb,
+				     c->kind == OPT_RERUN ? -2 : -1, err);
+			if (c->kind == OPT_RERUN) {
+				if (rc == REMAT_OK)
+					rc = bt_push(&st, j, it.l, it.m - c->sa, sub, err);
+			} else {
+				if (rc == REMAT_OK)
+					rc = bt_push(&st, j, 0, 0, REMAT_I_BWD, err);
+				if (rc == REMAT_OK && j < it.l)
+					rc = bt_push(&st, j + 1, it.l, it.m - c->sa, sub, err);
+				if (rc == REMAT_OK)
+					rc = bt_push(&st, j, 0, 0, j == it.l && held ? REMAT_I_FHELD
+						     : REMAT_I_FALL, err);
+			}
+			for (k = j - 1; k > it.i && rc == REMAT_OK; k--)
+				rc = bt_push(&st, k, 0, 0, REMAT_I_FNG, err);
+			if (rc == REMAT_OK)
+				rc = bt_push(&st, it.i, 0, 0, REMAT_I_FCK, err);
 		}
-		rc = bt_push(&st, it.i, j - 1, it.m - outs(pp, j, it.l, tab->M), -2, err);
-		if (rc == REMAT_OK)
-			rc = bt_push(&st, j, it.l, it.m - ch->x[j], sub, err);
-		for (k = j - 1; k > it.i && rc == REMAT_OK; k--)
-			rc = bt_push(&st, k, 0, 0, REMAT_I_FNG, err);
-		if (rc == REMAT_OK)
-			rc = bt_push(&st, it.i, 0, 0, REMAT_I_FCK, err);
 	}
+done:
 	free(st.v);
 	free(pp);
+	free(zero);
+	free(o);
+	free(oh);
 	return rc;
 }
 
@@ -654,6 +720,7 @@ static int build_slot_chain(const struct remat_graph *g, const struct remat_chai
 		ch->fwng[k] = st.fwd_cost_ng;
 		ch->bw[k] = st.bwd_cost;
 		ch->nr[k] = (uint8_t)st.norecompute;
+		ch->xl[k] = (uint8_t)(k == 0 || st.input_live);
 	}
 	ch->d[G] = 0;
 	free(scratch);

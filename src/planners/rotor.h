@@ -20,6 +20,10 @@
  *   fw[i], fwh[i], fwng[i], bw[i]: costs of F_all, F_held, F_ng and B
  *   nr[i]   F_ng(i) is forbidden (it would recompute an output or a
  *           "recompute": false node)
+ *   xl[i]   x[i] is still read after F_all(i) (by B(i) in Rotor's model;
+ *           Keras-style graphs, whose backward reads the next layer's
+ *           output instead, have 0 here, and a checkpoint x[i] can then be
+ *           freed as soon as F_all(i) has used it)
  */
 #ifndef REMAT_ROTOR_H
 #define REMAT_ROTOR_H
@@ -33,7 +37,8 @@ struct remat_i_rotor_chain {
 	int32_t L;
 	int32_t *x, *y, *xb, *fa, *fah, *fo, *fi, *bp, *d, *po;
 	double *fw, *fwh, *fwng, *bw;
-	uint8_t *nr;
+	uint8_t *nr, *xl;
+	int plain;      /* 1: Rotor's recurrence only, no held variant (benchmarks) */
 };
 
 /* Allocate every array of a chain of L stages (zeroed). */
