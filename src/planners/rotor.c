@@ -119,8 +119,10 @@ void remat_i_rotor_chain_release(struct remat_i_rotor_chain *ch)
 
 void remat_i_rotor_table_release(struct remat_i_rotor_table *tab)
 {
-	free(tab->a);
-	free(tab->s);
+	int k;
+
+	for (k = 0; k < 4; k++)
+		free(tab->t[k]);
 	memset(tab, 0, sizeof(*tab));
 }
 
@@ -200,85 +202,120 @@ static int32_t first_finite(const double *row, int32_t M)
 }
 
 /*
- * The tables and what the recurrences read.  lo_a / lo_s hold each row's
- * first finite entry while the tables are filled (NULL in the backtrack,
- * where they only sharpen bounds).  zero is a row of M + 1 zeros, the
- * second operand of options with one subproblem.
+ * The four tables, by kind: A, the plain subproblem; S = min(A, H), where
+ * H has stage l's output resident at the start (a kept checkpoint); R,
+ * the subproblem whose input x_i is resident inside m and freed after
+ * stage i's last forward (allowed when nothing later reads x_i: xl[i] =
+ * 0); SR = min(R, RH).  Rows of R and SR exist only for stages with
+ * xl[i] = 0; for the others R(i, l, m) = A(i, l, m - x_i) (the input just
+ * stays) and the lookup is redirected.  lo[] holds each row's first finite
+ * entry while the tables fill (NULL in the backtrack, where it only
+ * sharpens bounds); zero is a row of M + 1 zeros, the second operand of
+ * options with one subproblem.
  */
+enum { TAB_A, TAB_S, TAB_R, TAB_SR, N_TABS };
+
 struct dp {
 	const struct remat_i_rotor_chain *ch;
 	const int64_t *pp;
-	const double *A, *S, *zero;
-	const int32_t *lo_a, *lo_s;
+	double *t[N_TABS];
+	int32_t *lo[N_TABS];
+	const double *zero;
 	int32_t M;
 };
 
 enum opt_kind {
 	OPT_BASE,     /* i == l: F_all(i) (F_held when held), B(i) */
 	OPT_ONCE,     /* F_all(i), stages i+1..l, B(i) */
-	OPT_RERUN,    /* F_ck(i), F_ng(i+1..j-1), j..l with x_j held, i..j-1 */
-	OPT_RELEASE   /* F_ck(i), F_ng(i+1..j-1), F_all(j) freeing x_j, j+1..l, B(j), i..j-1 */
+	OPT_HOLD,     /* F_ck(i), F_ng(i+1..j-1), j..l with x_j held, then i..j-1 */
+	OPT_RELEASE   /* the same with x_j freed after its last use in j..l */
 };
 
-/* One option: c + a[m - sa] + b[m - sb] for m >= need. */
+/* One option: c + a[m - sa] + b[m - sb] for m >= need; subproblems ka, kb. */
 struct opt {
 	double c;
 	const double *a, *b;
 	int32_t sa, sb, need, j;
-	int kind;
+	int kind, ka, kb;
 };
 
-static int32_t row_lo(const int32_t *lo, int32_t i, int32_t l)
+/* Row (i, l) of table k with shift s, redirected for inputs that stay. */
+static const double *operand(const struct dp *dp, int k, int32_t i, int32_t l,
+			     int32_t *s, int32_t *lo)
 {
-	return lo ? lo[tri(i, l)] : 0;
+	if ((k == TAB_R || k == TAB_SR) && dp->ch->xl[i]) {
+		k = k == TAB_R ? TAB_A : TAB_S;
+		*s += dp->ch->x[i];
+	}
+	*lo = dp->lo[k] ? dp->lo[k][tri(i, l)] : 0;
+	return dp->t[k] + tri(i, l) * ((size_t)dp->M + 1);
+}
+
+/* Add option o[*n] with operands (ka, i1, l1, sa) and (kb, i2, l2, sb). */
+static void add_opt(const struct dp *dp, struct opt *o, int32_t *n, int kind, int32_t j,
+		    double c, int32_t need, int ka, int32_t i1, int32_t l1, int32_t sa,
+		    int kb, int32_t i2, int32_t l2, int32_t sb)
+{
+	struct opt *p = &o[*n];
+	int32_t lo;
+
+	p->kind = kind;
+	p->j = j;
+	p->c = c;
+	p->ka = ka;
+	p->kb = kb;
+	p->sa = sa;
+	p->sb = sb;
+	if (ka >= 0) {
+		p->a = operand(dp, ka, i1, l1, &p->sa, &lo);
+		need = max32(need, p->sa + lo);
+	} else {
+		p->a = dp->zero;
+	}
+	if (kb >= 0) {
+		p->b = operand(dp, kb, i2, l2, &p->sb, &lo);
+		need = max32(need, p->sb + lo);
+	} else {
+		p->b = dp->zero;
+	}
+	need = max32(need, max32(p->sa, p->sb));
+	p->need = need;
+	if (need <= dp->M)
+		(*n)++;
 }
 
 /*
- * Every option of subproblem (i, l), in the order the table and the
- * backtrack both use.  held: the output of stage l is resident at the
- * start (a kept checkpoint) and counts in m; its subproblems may then
- * keep it too (table S = min(plain, held)), and stage l runs F_held.
- * The second part i..j-1 of a re-run finds its checkpoint x_j resident
- * (S); after a release it does not (A).  Options whose structural needs
- * exceed M are left out; the count is returned.
+ * Every option of subproblem (i, l) of variant (held, rel), in the order
+ * the tables and the backtrack both use.  held: stage l's output is
+ * resident at the start and counts in m; its first sub-chains may keep it
+ * too, and stage l runs F_held.  rel: x_i is resident inside m and freed
+ * after stage i's last forward.  The second part i..j-1 of a re-run finds
+ * its checkpoint x_j resident when it was held (and may keep it), not
+ * when it was released.  Options whose needs exceed M are left out.
  */
 static int32_t enum_options(const struct dp *dp, int32_t i, int32_t l, int held,
-			    struct opt *o)
+			    int rel, struct opt *o)
 {
 	const struct remat_i_rotor_chain *ch = dp->ch;
-	int32_t M = dp->M, dl = ch->d[l + 1], yl = held ? ch->y[l] : 0, n = 0, j, need;
-	const double *sub = held ? dp->S : dp->A;
-	const int32_t *sub_lo = held ? dp->lo_s : dp->lo_a;
+	int32_t M = dp->M, dl = ch->d[l + 1], yl = held ? ch->y[l] : 0, n = 0, j;
+	int32_t xin = rel ? ch->x[i] : 0, ng;
+	int plain = held ? TAB_S : TAB_A, rplain = held ? TAB_SR : TAB_R;
 	double fws = 0;
-	int32_t ng;
 
 	if (i == l) {
-		o[n].kind = OPT_BASE;
-		o[n].c = (held ? ch->fwh[i] : ch->fw[i]) + ch->bw[i];
-		o[n].a = o[n].b = dp->zero;
-		o[n].sa = o[n].sb = 0;
-		o[n].j = i;
-		o[n].need = max32(dl + (held ? ch->fah[i] : ch->fa[i]), ch->bp[i]);
-		return o[n].need <= M ? 1 : 0;
+		add_opt(dp, o, &n, OPT_BASE, i, (held ? ch->fwh[i] : ch->fw[i]) + ch->bw[i],
+			max32(dl + xin + (held ? ch->fah[i] : ch->fa[i]), ch->bp[i]),
+			-1, 0, 0, 0, -1, 0, 0, 0);
+		return n;
 	}
-	need = max32(dl + yl + ch->fa[i], outs(dp->pp, i + 1, l, M) + ch->bp[i]);
-	need = max32(need, ch->xb[i] + row_lo(sub_lo, i + 1, l));
-	if (need <= M) {
-		o[n].kind = OPT_ONCE;
-		o[n].c = ch->fw[i] + ch->bw[i];
-		o[n].a = sub + tri(i + 1, l) * ((size_t)M + 1);
-		o[n].sa = ch->xb[i];
-		o[n].b = dp->zero;
-		o[n].sb = 0;
-		o[n].j = i + 1;
-		o[n].need = need;
-		n++;
-	}
+	add_opt(dp, o, &n, OPT_ONCE, i + 1, ch->fw[i] + ch->bw[i],
+		max32(dl + yl + xin + ch->fa[i], outs(dp->pp, i + 1, l, M) + ch->bp[i]),
+		plain, i + 1, l, ch->xb[i], -1, 0, 0, 0);
 	if (ch->nr[i])
 		return n;
 	ng = ch->fo[i];
 	for (j = i + 1; j <= l; j++) {
-		int32_t k = j - 1, pj, sl = j < l ? ch->xb[j] : 0;
+		int32_t k = j - 1, pj, need;
 
 		if (k > i) {
 			if (ch->nr[k])
@@ -286,58 +323,29 @@ static int32_t enum_options(const struct dp *dp, int32_t i, int32_t l, int held,
 			ng = max32(ng, ch->fi[k]);
 		}
 		fws += ch->fwng[k];
-		if (dl + yl + ng > M)
+		need = dl + yl + xin + ng;
+		if (need > M)
 			break;
 		pj = outs(dp->pp, j, l, M);
-		need = max32(dl + yl + ng, ch->x[j] + row_lo(sub_lo, j, l));
-		need = max32(need, pj + row_lo(dp->lo_s, i, j - 1));
-		if (need <= M) {
-			o[n].kind = OPT_RERUN;
-			o[n].c = fws;
-			o[n].a = sub + tri(j, l) * ((size_t)M + 1);
-			o[n].sa = ch->x[j];
-			o[n].b = dp->S + tri(i, j - 1) * ((size_t)M + 1);
-			o[n].sb = pj;
-			o[n].j = j;
-			o[n].need = need;
-			n++;
-		}
-		if (ch->xl[j])
-			continue;
-		/* x_j is read by nothing after F_all(j): free it there. */
-		need = max32(dl + yl + ng, pj + row_lo(dp->lo_a, i, j - 1));
-		if (j < l || !held)
-			need = max32(need, dl + yl + ch->x[j] + ch->fa[j]);
-		else
-			need = max32(need, dl + ch->x[j] + ch->fah[j]);
-		need = max32(need, outs(dp->pp, j + 1, l, M) + ch->bp[j]);
-		if (j < l)
-			need = max32(need, sl + row_lo(sub_lo, j + 1, l));
-		if (need <= M) {
-			o[n].kind = OPT_RELEASE;
-			o[n].c = fws + (j == l && held ? ch->fwh[j] : ch->fw[j]) + ch->bw[j];
-			o[n].a = j < l ? sub + tri(j + 1, l) * ((size_t)M + 1) : dp->zero;
-			o[n].sa = sl;
-			o[n].b = dp->A + tri(i, j - 1) * ((size_t)M + 1);
-			o[n].sb = pj;
-			o[n].j = j;
-			o[n].need = need;
-			n++;
-		}
+		add_opt(dp, o, &n, OPT_HOLD, j, fws, need, plain, j, l, ch->x[j] + xin,
+			rel ? TAB_SR : TAB_S, i, j - 1, pj);
+		if (!ch->xl[j])
+			add_opt(dp, o, &n, OPT_RELEASE, j, fws, need, rplain, j, l, xin,
+				rel ? TAB_R : TAB_A, i, j - 1, pj);
 	}
 	return n;
 }
 
 /*
- * Fill row with Opt(i, l, .): the least over the options.  An option is
- * never below its value at m = M (both parts are non-increasing in m),
- * and the row is non-increasing too, so only the prefix of the row still
- * above that floor is relaxed.  Returns the first finite entry.
+ * Fill row with the least over the options.  An option is never below its
+ * value at m = M (both parts are non-increasing in m), and the row is
+ * non-increasing too, so only the prefix of the row still above that
+ * floor is relaxed.  Returns the first finite entry.
  */
 static int32_t fill_row(const struct dp *dp, struct opt *o, int32_t i, int32_t l,
-			int held, double *row)
+			int held, int rel, double *row)
 {
-	int32_t M = dp->M, n = enum_options(dp, i, l, held, o), k, m;
+	int32_t M = dp->M, n = enum_options(dp, i, l, held, rel, o), k, m;
 
 	for (m = 0; m <= M; m++)
 		row[m] = INFINITY;
@@ -359,50 +367,76 @@ static int32_t fill_row(const struct dp *dp, struct opt *o, int32_t i, int32_t l
 	return first_finite(row, M);
 }
 
+/* Fill the plain row of (i, l) and its held pair into kinds p and ps. */
+static void fill_pair(struct dp *dp, struct opt *o, double *h, int32_t i, int32_t l,
+		      int rel, int p, int ps)
+{
+	int32_t M = dp->M, L = dp->ch->L, m;
+	size_t r = tri(i, l), M1 = (size_t)M + 1;
+	double *ra = dp->t[p] + r * M1, *rs = dp->t[ps] + r * M1;
+
+	dp->lo[p][r] = fill_row(dp, o, i, l, 0, rel, ra);
+	/* Held variant: only a stage followed by another keeps its output. */
+	if (l + 1 < L && !dp->ch->plain) {
+		fill_row(dp, o, i, l, 1, rel, h);
+		for (m = 0; m <= M; m++)
+			rs[m] = h[m] < ra[m] ? h[m] : ra[m];
+		dp->lo[ps][r] = first_finite(rs, M);
+	} else {
+		memcpy(rs, ra, M1 * sizeof(double));
+		dp->lo[ps][r] = dp->lo[p][r];
+	}
+}
+
+/* The kind of the whole chain's subproblem: its input is released when it can be. */
+static int top_kind(const struct remat_i_rotor_chain *ch)
+{
+	return ch->x[0] > 0 && !ch->xl[0] ? TAB_R : TAB_A;
+}
+
 int remat_i_rotor_solve(const struct remat_i_rotor_chain *ch, int32_t M,
 			struct remat_i_rotor_table *tab,
 			const struct remat_plan_request *req, struct remat_error *err)
 {
-	int32_t L = ch->L, i, l, l0, m;
+	int32_t L = ch->L, i, l, l0;
 	size_t M1 = (size_t)M + 1, cells;
 	int64_t *pp = NULL;
-	double *A = NULL, *S = NULL, *h = NULL, *zero = NULL;
-	int32_t *lo_a = NULL, *lo_s = NULL;
+	double *h = NULL, *zero = NULL;
 	struct opt *o = NULL;
 	struct dp dp;
-	int rc = REMAT_OK;
+	int rc = REMAT_OK, k, ntab = N_TABS;
 
 	memset(tab, 0, sizeof(*tab));
+	memset(&dp, 0, sizeof(dp));
 	if (L <= 0 || M < 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "rotor: empty chain or negative budget");
-	if (remat_i_rotor_table_bytes(L, M) > (double)SIZE_MAX / 4)
+	/* The release tables only when some stage input can be released. */
+	for (i = 0; i < L && ch->xl[i]; i++)
+		;
+	if (i == L)
+		ntab = 2;
+	if (remat_i_rotor_table_bytes(L, M) * ntab / 2 > (double)SIZE_MAX / 4)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "rotor: table of %d stages x %d slots "
 				  "is too large", (int)L, (int)M);
 	cells = tri(L - 1, L - 1) + 1;
-	A = malloc(cells * M1 * sizeof(double));
-	S = malloc(cells * M1 * sizeof(double));
-	lo_a = malloc(cells * sizeof(int32_t));
-	lo_s = malloc(cells * sizeof(int32_t));
+	for (k = 0; k < ntab; k++) {
+		dp.t[k] = malloc(cells * M1 * sizeof(double));
+		dp.lo[k] = malloc(cells * sizeof(int32_t));
+		if (!dp.t[k] || !dp.lo[k])
+			goto nomem;
+	}
 	h = malloc(M1 * sizeof(double));
 	zero = calloc(M1, sizeof(double));
 	o = malloc(sizeof(*o) * (2 * (size_t)L + 2));
 	pp = malloc(sizeof(int64_t) * ((size_t)L + 1));
-	if (!A || !S || !lo_a || !lo_s || !h || !zero || !o || !pp) {
-		rc = REMAT_FAIL(err, REMAT_ENOMEM, "rotor: out of memory for a table of "
-				"%d stages x %d slots (%.0f MiB)", (int)L, (int)M,
-				remat_i_rotor_table_bytes(L, M) / 1048576.0);
-		goto fail;
-	}
+	if (!h || !zero || !o || !pp)
+		goto nomem;
 	pp[0] = 0;
 	for (i = 0; i < L; i++)
 		pp[i + 1] = pp[i] + ch->po[i];
 	dp.ch = ch;
 	dp.pp = pp;
-	dp.A = A;
-	dp.S = S;
 	dp.zero = zero;
-	dp.lo_a = lo_a;
-	dp.lo_s = lo_s;
 	dp.M = M;
 
 	/*
@@ -422,33 +456,29 @@ int remat_i_rotor_solve(const struct remat_i_rotor_chain *ch, int32_t M,
 		}
 		for (i = l1 - 1; i >= 0; i--) {
 			for (l = i > l0 ? i : l0; l < l1; l++) {
-				size_t r = tri(i, l);
-				double *ra = A + r * M1, *rs = S + r * M1;
-
-				lo_a[r] = fill_row(&dp, o, i, l, 0, ra);
-				/* Held variant: only a stage followed by another keeps its output. */
-				if (l + 1 < L && !ch->plain) {
-					fill_row(&dp, o, i, l, 1, h);
-					for (m = 0; m <= M; m++)
-						rs[m] = h[m] < ra[m] ? h[m] : ra[m];
-					lo_s[r] = first_finite(rs, M);
-				} else {
-					memcpy(rs, ra, M1 * sizeof(double));
-					lo_s[r] = lo_a[r];
-				}
+				fill_pair(&dp, o, h, i, l, 0, TAB_A, TAB_S);
+				if (ntab > 2 && !ch->xl[i])
+					fill_pair(&dp, o, h, i, l, 1, TAB_R, TAB_SR);
 			}
 		}
 	}
 	tab->L = L;
 	tab->M = M;
-	tab->a = A;
-	tab->s = S;
-	A = S = NULL;
+	tab->top = top_kind(ch);
+	for (k = 0; k < N_TABS; k++) {
+		tab->t[k] = dp.t[k];
+		dp.t[k] = NULL;
+	}
+	goto fail;
+nomem:
+	rc = REMAT_FAIL(err, REMAT_ENOMEM, "rotor: out of memory for a table of "
+			"%d stages x %d slots (%.0f MiB)", (int)L, (int)M,
+			remat_i_rotor_table_bytes(L, M) * ntab / 2 / 1048576.0);
 fail:
-	free(A);
-	free(S);
-	free(lo_a);
-	free(lo_s);
+	for (k = 0; k < N_TABS; k++) {
+		free(dp.t[k]);
+		free(dp.lo[k]);
+	}
 	free(h);
 	free(zero);
 	free(o);
@@ -458,17 +488,17 @@ fail:
 
 double remat_i_rotor_cost(const struct remat_i_rotor_table *tab, int32_t m)
 {
-	if (!tab->a || m < 0)
+	if (!tab->t[TAB_A] || m < 0)
 		return INFINITY;
 	if (m > tab->M)
 		m = tab->M;
-	return tab->a[tri(0, tab->L - 1) * ((size_t)tab->M + 1) + (size_t)m];
+	return tab->t[tab->top][tri(0, tab->L - 1) * ((size_t)tab->M + 1) + (size_t)m];
 }
 
 /* A pending item of the backtrack: a subproblem or an operation to emit. */
 struct bt_item {
-	int32_t i, l, m;   /* solve (i..l, m) when op < 0 */
-	int32_t op;        /* an operation on stage i, or -1 (plain) / -2 (either) */
+	int32_t i, l, m;
+	int32_t op;        /* an operation on stage i, or -1 - table kind to solve */
 };
 
 struct bt_stack {
@@ -498,9 +528,9 @@ static int bt_push(struct bt_stack *s, int32_t i, int32_t l, int32_t m, int32_t 
 
 /* The cheapest option of (i, l) at m slots (index into o), or -1. */
 static int32_t best_option(const struct dp *dp, struct opt *o, int32_t i, int32_t l,
-			   int32_t m, int held, double *val)
+			   int32_t m, int held, int rel, double *val)
 {
-	int32_t n = enum_options(dp, i, l, held, o), k, best = -1;
+	int32_t n = enum_options(dp, i, l, held, rel, o), k, best = -1;
 
 	*val = INFINITY;
 	for (k = 0; k < n; k++) {
@@ -527,7 +557,7 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 	double *zero = NULL;
 	int32_t L = ch->L, i;
 	struct dp dp;
-	int rc = REMAT_OK;
+	int rc = REMAT_OK, k;
 
 	if (m > tab->M)
 		m = tab->M;
@@ -548,27 +578,34 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 	memset(&dp, 0, sizeof(dp));
 	dp.ch = ch;
 	dp.pp = pp;
-	dp.A = tab->a;
-	dp.S = tab->s;
+	for (k = 0; k < N_TABS; k++)
+		dp.t[k] = tab->t[k];
 	dp.zero = zero;
 	dp.M = tab->M;
-	rc = bt_push(&st, 0, L - 1, m, -1, err);
+	rc = bt_push(&st, 0, L - 1, m, -1 - tab->top, err);
 	while (rc == REMAT_OK && st.n > 0) {
 		struct bt_item it = st.v[--st.n];
 		const struct opt *c;
-		int held = 0, sub;
-		int32_t k, j;
+		int held = 0, rel, kind, plain;
+		int32_t kb, j;
 		double va, vh;
 
 		if (it.op >= 0) {
 			rc = remat_i_cops_push(ops, it.op, it.i, err);
 			continue;
 		}
-		k = best_option(&dp, o, it.i, it.l, it.m, 0, &va);
-		c = k >= 0 ? &o[k] : NULL;
-		if (it.op == -2 && it.l + 1 < L && !ch->plain) {
+		kind = -1 - it.op;
+		if ((kind == TAB_R || kind == TAB_SR) && ch->xl[it.i]) {
+			/* The input stays: the plain tables at m - x_i. */
+			kind = kind == TAB_R ? TAB_A : TAB_S;
+			it.m -= ch->x[it.i];
+		}
+		rel = kind == TAB_R || kind == TAB_SR;
+		kb = best_option(&dp, o, it.i, it.l, it.m, 0, rel, &va);
+		c = kb >= 0 ? &o[kb] : NULL;
+		if ((kind == TAB_S || kind == TAB_SR) && it.l + 1 < L && !ch->plain) {
 			/* Either variant: the held one only when strictly cheaper (as in S). */
-			int32_t kh = best_option(&dp, oh, it.i, it.l, it.m, 1, &vh);
+			int32_t kh = best_option(&dp, oh, it.i, it.l, it.m, 1, rel, &vh);
 
 			if (kh >= 0 && vh < va) {
 				held = 1;
@@ -581,7 +618,7 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 					(int)it.m);
 			break;
 		}
-		sub = held ? -2 : -1;
+		plain = held ? TAB_S : TAB_A;
 		j = c->j;
 		/* Pushed in reverse: popped in execution order. */
 		switch (c->kind) {
@@ -594,24 +631,25 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 		case OPT_ONCE:
 			rc = bt_push(&st, it.i, 0, 0, REMAT_I_BWD, err);
 			if (rc == REMAT_OK)
-				rc = bt_push(&st, it.i + 1, it.l, it.m - c->sa, sub, err);
+				rc = bt_push(&st, it.i + 1, it.l, it.m - ch->xb[it.i], -1 - plain,
+					     err);
 			if (rc == REMAT_OK)
 				rc = bt_push(&st, it.i, 0, 0, REMAT_I_FALL, err);
 			break;
 		default:
-			rc = bt_push(&st, it.i, j - 1, it.m - c->sb,
-				     c->kind == OPT_RERUN ? -2 : -1, err);
-			if (c->kind == OPT_RERUN) {
+			/* The unredirected operand kinds and shifts, as enum_options() set them. */
+			if (c->kind == OPT_HOLD) {
+				rc = bt_push(&st, it.i, j - 1, it.m - outs(pp, j, it.l, tab->M),
+					     -1 - (rel ? TAB_SR : TAB_S), err);
 				if (rc == REMAT_OK)
-					rc = bt_push(&st, j, it.l, it.m - c->sa, sub, err);
+					rc = bt_push(&st, j, it.l, it.m - ch->x[j] -
+						     (rel ? ch->x[it.i] : 0), -1 - plain, err);
 			} else {
+				rc = bt_push(&st, it.i, j - 1, it.m - outs(pp, j, it.l, tab->M),
+					     -1 - (rel ? TAB_R : TAB_A), err);
 				if (rc == REMAT_OK)
-					rc = bt_push(&st, j, 0, 0, REMAT_I_BWD, err);
-				if (rc == REMAT_OK && j < it.l)
-					rc = bt_push(&st, j + 1, it.l, it.m - c->sa, sub, err);
-				if (rc == REMAT_OK)
-					rc = bt_push(&st, j, 0, 0, j == it.l && held ? REMAT_I_FHELD
-						     : REMAT_I_FALL, err);
+					rc = bt_push(&st, j, it.l, it.m - (rel ? ch->x[it.i] : 0),
+						     -1 - (held ? TAB_SR : TAB_R), err);
 			}
 			for (k = j - 1; k > it.i && rc == REMAT_OK; k--)
 				rc = bt_push(&st, k, 0, 0, REMAT_I_FNG, err);
@@ -686,9 +724,35 @@ static int64_t slot_unit(const struct remat_graph *g, const struct remat_chain *
 	return u0;
 }
 
+/*
+ * Bytes of the graph's inputs that only the first group's forward reads:
+ * the chain's input x_0, which a plan may free after its last use.  The
+ * other inputs stay resident (counted outside the table).
+ */
+static int64_t first_input_bytes(const struct remat_graph *g, const struct remat_chain *c,
+				 int32_t end)
+{
+	int64_t x0 = 0;
+	int32_t v, k;
+
+	for (v = 0; v < g->n; v++) {
+		int only = g->kind[v] == REMAT_KIND_INPUT && !g->is_output[v];
+
+		for (k = g->use_off[v]; k < g->use_off[v + 1] && only; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (c->stage_of[u] >= 0 && (c->is_bwd[u] || c->stage_of[u] >= end))
+				only = 0;
+		}
+		if (only)
+			x0 += g->mem[v];
+	}
+	return x0;
+}
+
 /* Measure the groups [gs[g], gs[g+1]) into the slot chain. */
 static int build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
-			    const int32_t *gs, int32_t G, int64_t unit, int32_t cap,
+			    const int32_t *gs, int32_t G, int64_t x0, int64_t unit, int32_t cap,
 			    struct remat_i_rotor_chain *ch, struct remat_error *err)
 {
 	int32_t *scratch, k;
@@ -705,7 +769,7 @@ static int build_slot_chain(const struct remat_graph *g, const struct remat_chai
 		struct remat_stage st;
 
 		remat_chain_measure(g, c, gs[k], gs[k + 1] - 1, scratch, &st);
-		ch->x[k] = k == 0 ? 0 : to_slots(st.x, unit, cap);
+		ch->x[k] = k == 0 ? to_slots(x0, unit, cap) : to_slots(st.x, unit, cap);
 		ch->y[k] = to_slots(st.y, unit, cap);
 		ch->xb[k] = to_slots(st.xbar, unit, cap);
 		ch->fa[k] = to_slots(st.xbar + st.fwd_tmp, unit, cap);
@@ -720,7 +784,7 @@ static int build_slot_chain(const struct remat_graph *g, const struct remat_chai
 		ch->fwng[k] = st.fwd_cost_ng;
 		ch->bw[k] = st.bwd_cost;
 		ch->nr[k] = (uint8_t)st.norecompute;
-		ch->xl[k] = (uint8_t)(k == 0 || st.input_live);
+		ch->xl[k] = (uint8_t)(k == 0 ? x0 == 0 : st.input_live);
 	}
 	ch->d[G] = 0;
 	free(scratch);
@@ -759,6 +823,14 @@ static int ungroup(const struct remat_i_cops *gops, const int32_t *gs,
 	return REMAT_OK;
 }
 
+/* Stages of the first group when n stages are cut into at most max groups. */
+static int32_t gs_end_first(int32_t n, long max)
+{
+	int32_t G = n < max ? n : (int32_t)max;
+
+	return (int32_t)((int64_t)n / G);
+}
+
 static int rotor_plan(const struct remat_plan_request *req, struct remat_schedule *out,
 		      struct remat_error *err)
 {
@@ -771,7 +843,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	struct remat_schedule tmp;
 	int32_t *gs = NULL, G, k, M, Mtab, m, chosen = -1;
 	long slots, max_stages;
-	int64_t mtop, unit;
+	int64_t mtop, unit, x0;
 	int rc, tried = 0;
 
 	memset(&ch, 0, sizeof(ch));
@@ -788,7 +860,8 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 		rc = remat_i_chain_start(req, "rotor", &best, &c, err);
 	if (rc || !c)
 		goto done;
-	mtop = req->budget - c->input_mem;
+	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, max_stages));
+	mtop = req->budget - (c->input_mem - x0);
 	if (mtop <= 0)
 		goto done;
 
@@ -806,7 +879,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	unit = slot_unit(g, c, mtop, slots);
 	M = (int32_t)(mtop / unit);
 	Mtab = M + (M + 7) / 8;
-	rc = build_slot_chain(g, c, gs, G, unit, Mtab + 1, &ch, err);
+	rc = build_slot_chain(g, c, gs, G, x0, unit, Mtab + 1, &ch, err);
 	if (rc)
 		goto done;
 

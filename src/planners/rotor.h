@@ -4,7 +4,8 @@
  * bench/bench_rotor.c.
  *
  * Stage i (0..L-1) of the chain, every size in slots:
- *   x[i]    its input (x[0] = 0: the chain's input is held by nobody)
+ *   x[i]    its input (x[0]: graph inputs that only stage 0's forward
+ *           reads, which the plan may free; other inputs are not counted)
  *   y[i]    its output (x[i+1])
  *   xb[i]   what F_all(i) leaves resident (its output included)
  *   fa[i]   peak during F_all(i), input held outside
@@ -47,14 +48,16 @@ int remat_i_rotor_chain_alloc(struct remat_i_rotor_chain *ch, int32_t L,
 void remat_i_rotor_chain_release(struct remat_i_rotor_chain *ch);
 
 /*
- * Opt(i, l, m) for 0 <= i <= l < L and 0 <= m <= M, in two tables: a[]
- * the plain subproblem (stage l's output not resident at the start), s[]
- * the least of it and the held one (stage l's output still resident, a
- * checkpoint, counted in m: F_held instead of recomputing it).
+ * Opt(i, l, m) for 0 <= i <= l < L and 0 <= m <= M, in up to four tables
+ * (see rotor.c): the plain subproblem, the least of it and the held one
+ * (stage l's output still resident, a checkpoint, counted in m: F_held
+ * instead of recomputing it), and the same two when stage i's input is
+ * freed after its last forward.  top: which one answers for the chain.
  */
 struct remat_i_rotor_table {
 	int32_t L, M;
-	double *a, *s;
+	int top;
+	double *t[4];
 };
 
 /* Bytes the table of L stages and M slots takes. */
