@@ -212,35 +212,64 @@ int remat_i_chen_ops(int32_t L, const int32_t *starts, int32_t nseg,
 	return REMAT_OK;
 }
 
-int remat_i_chain_start(const struct remat_plan_request *req, const char *planner,
-			struct remat_best *best, struct remat_chain **chain,
-			struct remat_error *err)
+int remat_i_chain_run_start(struct remat_i_chain_run *r,
+			    const struct remat_plan_request *req, const char *planner,
+			    struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
-	struct remat_schedule s;
+	struct remat_sim_result res;
 	int rc;
 
-	*chain = NULL;
-	remat_schedule_init(&s);
-	rc = remat_schedule_topo(g, &s, err);
+	memset(r, 0, sizeof(*r));
+	r->req = req;
+	r->planner = planner;
+	r->least_peak = -1;
+	remat_best_init(&r->best);
+	remat_schedule_init(&r->tmp);
+	rc = remat_schedule_topo(g, &r->tmp, err);
 	if (rc == REMAT_OK)
-		rc = remat_best_offer(best, planner, g, req->budget, &s, NULL, NULL, err);
-	remat_schedule_release(&s);
-	if (rc || g->n_backward == 0)
+		rc = remat_best_offer(&r->best, planner, g, req->budget, &r->tmp, &res, NULL, err);
+	if (rc)
 		return rc;
-	REMAT_TRY(remat_chain_build(g, chain, err));
-	if ((*chain)->n_stages == 0) {
-		remat_chain_free(*chain);
-		*chain = NULL;
+	r->least_peak = res.peak_mem;
+	r->offered = 1;
+	if (g->n_backward == 0)
+		return REMAT_OK;
+	REMAT_TRY(remat_chain_build(g, &r->chain, err));
+	if (r->chain->n_stages == 0) {
+		remat_chain_free(r->chain);
+		r->chain = NULL;
 	}
 	return REMAT_OK;
 }
 
-int remat_i_chain_offer(const struct remat_plan_request *req, const char *planner,
-			const struct remat_chain *c, const struct remat_i_cops *ops,
-			struct remat_best *best, struct remat_schedule *tmp,
-			struct remat_sim_result *res, int *kept, struct remat_error *err)
+int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_cops *ops,
+			    int *kept, struct remat_error *err)
 {
-	REMAT_TRY(remat_i_chain_expand(req->graph, c, ops, tmp, err));
-	return remat_best_offer(best, planner, req->graph, req->budget, tmp, res, kept, err);
+	struct remat_sim_result res;
+
+	REMAT_TRY(remat_i_chain_expand(r->req->graph, r->chain, ops, &r->tmp, err));
+	REMAT_TRY(remat_best_offer(&r->best, r->planner, r->req->graph, r->req->budget,
+				   &r->tmp, &res, kept, err));
+	if (r->least_peak < 0 || res.peak_mem < r->least_peak)
+		r->least_peak = res.peak_mem;
+	r->offered++;
+	return REMAT_OK;
+}
+
+int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
+			     struct remat_schedule *out, struct remat_error *err)
+{
+	if (rc == REMAT_OK && !r->best.have)
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
+				"budget of %lld bytes (the least peak of its %d plans is %lld bytes)",
+				r->planner, (long long)r->req->budget, r->offered,
+				(long long)r->least_peak);
+	if (rc == REMAT_OK)
+		rc = remat_best_take(&r->best, out, err);
+	remat_chain_free(r->chain);
+	r->chain = NULL;
+	remat_schedule_release(&r->tmp);
+	remat_best_release(&r->best);
+	return rc;
 }

@@ -83,20 +83,36 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
 				   double *x_out, double *y_out);
 
 /*
- * The shared start of every chain planner: build the chain view, and
- * offer the no-remat order to best (so a chain planner is never worse
- * than none).  *chain is NULL (and only the topological order offered)
- * for inference graphs and graphs without stages.
+ * What every chain planner does around its algorithm: build the chain
+ * view, offer the no-remat order (so a chain planner is never worse than
+ * none), expand and offer stage plans (the simulator as the oracle, fit.h),
+ * and finish with the cheapest schedule within budget or REMAT_ENOFIT
+ * naming the least peak that was found.
  */
-struct remat_best;
-int remat_i_chain_start(const struct remat_plan_request *req, const char *planner,
-			struct remat_best *best, struct remat_chain **chain,
-			struct remat_error *err);
+#include "fit.h"
 
-/* Expand ops and offer the schedule to best (simulator as the oracle). */
-int remat_i_chain_offer(const struct remat_plan_request *req, const char *planner,
-			const struct remat_chain *c, const struct remat_i_cops *ops,
-			struct remat_best *best, struct remat_schedule *tmp,
-			struct remat_sim_result *res, int *kept, struct remat_error *err);
+struct remat_i_chain_run {
+	const struct remat_plan_request *req;
+	const char *planner;
+	struct remat_chain *chain;   /* NULL: inference graph, or nothing to plan */
+	struct remat_best best;
+	struct remat_schedule tmp;
+	int64_t least_peak;          /* least peak of any schedule offered, -1: none */
+	int offered;                 /* schedules offered */
+};
+
+/* Start: chain view (not for inference graphs) and the no-remat order. */
+int remat_i_chain_run_start(struct remat_i_chain_run *r,
+			    const struct remat_plan_request *req, const char *planner,
+			    struct remat_error *err);
+/* Expand ops and offer the schedule; *kept (may be NULL): it is the best so far. */
+int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_cops *ops,
+			    int *kept, struct remat_error *err);
+/*
+ * Finish: when rc is REMAT_OK, move the best schedule into out, or fail
+ * with REMAT_ENOFIT; release everything in any case.  Returns the status.
+ */
+int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
+			     struct remat_schedule *out, struct remat_error *err);
 
 #endif

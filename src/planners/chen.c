@@ -49,7 +49,6 @@
 #include <string.h>
 
 #include "chainplan.h"
-#include "fit.h"
 
 int32_t remat_i_chen_sqrt_starts(int32_t k, int32_t *starts)
 {
@@ -93,90 +92,80 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
 static int chen_plan(const struct remat_plan_request *req, struct remat_schedule *out,
 		     struct remat_error *err)
 {
-	struct remat_best best;
-	struct remat_chain *c = NULL;
+	struct remat_i_chain_run run;
 	struct remat_i_cops ops;
-	struct remat_schedule tmp;
-	int32_t *starts = NULL, nseg;
+	int32_t *starts = NULL, nseg, L;
 	int rc;
 
-	remat_best_init(&best);
 	remat_i_cops_init(&ops);
-	remat_schedule_init(&tmp);
-	rc = remat_i_chain_start(req, "chen", &best, &c, err);
-	if (rc || !c)
+	rc = remat_i_chain_run_start(&run, req, "chen", err);
+	if (rc || !run.chain)
 		goto done;
-	starts = malloc(sizeof(int32_t) * ((size_t)c->n_stages + 1));
+	L = run.chain->n_stages;
+	starts = malloc(sizeof(int32_t) * ((size_t)L + 1));
 	if (!starts) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
-	nseg = remat_i_chen_sqrt_starts(c->n_stages, starts);
-	rc = remat_i_chen_ops(c->n_stages, starts, nseg, &ops, err);
+	nseg = remat_i_chen_sqrt_starts(L, starts);
+	rc = remat_i_chen_ops(L, starts, nseg, &ops, err);
 	if (rc == REMAT_OK)
-		rc = remat_i_chain_offer(req, "chen", c, &ops, &best, &tmp, NULL, NULL, err);
-	if (rc == REMAT_OK && req->report && best.have)
+		rc = remat_i_chain_run_offer(&run, &ops, NULL, err);
+	if (rc == REMAT_OK && req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "%d stages, %d segments of up to %d", (int)c->n_stages, (int)nseg,
-			 (int)(nseg > 1 ? starts[1] : c->n_stages));
+			 "%d stages, %d segments of up to %d", (int)L, (int)nseg,
+			 (int)(nseg > 1 ? starts[1] : L));
 done:
-	if (rc == REMAT_OK)
-		rc = remat_best_take(&best, out, err);
 	free(starts);
-	remat_chain_free(c);
 	remat_i_cops_release(&ops);
-	remat_schedule_release(&tmp);
-	remat_best_release(&best);
-	return rc;
+	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
-/* Try the segmentation for B unless it was tried already. */
-static int try_budget(const struct remat_plan_request *req, const struct remat_chain *c,
-		      double B, int32_t *starts, int32_t **seen, int32_t *seen_n,
-		      int32_t *n_seen, struct remat_best *best, struct remat_i_cops *ops,
-		      struct remat_schedule *tmp, struct remat_error *err)
-{
-	int32_t nseg = remat_i_chen_greedy_starts(c, B, starts, NULL, NULL), i;
+/* Segmentations already tried (a small set: at most ~40 budgets B). */
+struct seen {
+	int32_t *starts[64];
+	int32_t n_starts[64];
+	int n;
+};
 
-	for (i = 0; i < *n_seen; i++)
-		if (seen_n[i] == nseg &&
-		    memcmp(seen[i], starts, sizeof(int32_t) * (size_t)nseg) == 0)
-			return REMAT_OK;
-	if (*n_seen < 64) {
-		seen[*n_seen] = malloc(sizeof(int32_t) * (size_t)nseg);
-		if (!seen[*n_seen])
-			return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-		memcpy(seen[*n_seen], starts, sizeof(int32_t) * (size_t)nseg);
-		seen_n[(*n_seen)++] = nseg;
+/* Was this segmentation tried?  Records it if not (when memory allows). */
+static int seen_before(struct seen *sn, const int32_t *starts, int32_t nseg)
+{
+	int i;
+
+	for (i = 0; i < sn->n; i++)
+		if (sn->n_starts[i] == nseg &&
+		    memcmp(sn->starts[i], starts, sizeof(int32_t) * (size_t)nseg) == 0)
+			return 1;
+	if (sn->n < 64 && (sn->starts[sn->n] = malloc(sizeof(int32_t) * (size_t)nseg))) {
+		memcpy(sn->starts[sn->n], starts, sizeof(int32_t) * (size_t)nseg);
+		sn->n_starts[sn->n++] = nseg;
 	}
-	ops->n = 0;
-	REMAT_TRY(remat_i_chen_ops(c->n_stages, starts, nseg, ops, err));
-	return remat_i_chain_offer(req, "chen-greedy", c, ops, best, tmp, NULL, NULL, err);
+	return 0;
 }
 
 static int chen_greedy_plan(const struct remat_plan_request *req,
 			    struct remat_schedule *out, struct remat_error *err)
 {
-	struct remat_best best;
-	struct remat_chain *c = NULL;
+	struct remat_i_chain_run run;
 	struct remat_i_cops ops;
-	struct remat_schedule tmp;
-	int32_t *starts = NULL, *seen[64], seen_n[64], n_seen = 0, i;
-	double x0, y0, B0, lo, hi, total = 0, Bs[40];
-	int nb = 0, rc, k;
+	struct seen sn;
+	const struct remat_chain *c;
+	int32_t *starts = NULL, i, nseg;
+	double x0, y0, B0, lo = INFINITY, total = 0, Bs[40];
+	int nb = 0, rc, k, tried = 0;
 
-	remat_best_init(&best);
 	remat_i_cops_init(&ops);
-	remat_schedule_init(&tmp);
-	rc = remat_i_chain_start(req, "chen-greedy", &best, &c, err);
-	if (rc || !c)
+	memset(&sn, 0, sizeof(sn));
+	rc = remat_i_chain_run_start(&run, req, "chen-greedy", err);
+	if (rc || !run.chain)
 		goto done;
+	c = run.chain;
 	starts = malloc(sizeof(int32_t) * ((size_t)c->n_stages + 1));
 	if (!starts) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
-	lo = INFINITY;
 	for (i = 0; i < c->n_stages; i++) {
 		total += (double)c->stages[i].xbar;
 		if (c->stages[i].xbar > 0 && (double)c->stages[i].xbar < lo)
@@ -190,32 +179,31 @@ static int chen_greedy_plan(const struct remat_plan_request *req,
 	for (k = 0; k < 6; k++)
 		Bs[nb++] = B0 / sqrt(2) * pow(2, k / 5.0);
 	/* A geometric sweep over the whole range, then no checkpoint at all. */
-	if (isfinite(lo) && total > lo) {
-		hi = total;
+	if (isfinite(lo) && total > lo)
 		for (k = 0; k <= 24; k++)
-			Bs[nb++] = lo * pow(hi / lo, k / 24.0);
-	}
+			Bs[nb++] = lo * pow(total / lo, k / 24.0);
 	Bs[nb++] = INFINITY;
 	for (k = 0; k < nb && rc == REMAT_OK; k++) {
-		if (best.have && remat_plan_expired(req))
+		if (run.best.have && remat_plan_expired(req))
 			break;
-		rc = try_budget(req, c, Bs[k], starts, seen, seen_n, &n_seen, &best, &ops,
-				&tmp, err);
+		nseg = remat_i_chen_greedy_starts(c, Bs[k], starts, NULL, NULL);
+		if (seen_before(&sn, starts, nseg))
+			continue;
+		ops.n = 0;
+		rc = remat_i_chen_ops(c->n_stages, starts, nseg, &ops, err);
+		if (rc == REMAT_OK)
+			rc = remat_i_chain_run_offer(&run, &ops, NULL, err);
+		tried++;
 	}
-	if (rc == REMAT_OK && req->report && best.have)
+	if (rc == REMAT_OK && req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "%d stages, %d segmentations tried", (int)c->n_stages, (int)n_seen);
+			 "%d stages, %d segmentations tried", (int)c->n_stages, tried);
 done:
-	if (rc == REMAT_OK)
-		rc = remat_best_take(&best, out, err);
-	for (i = 0; i < n_seen; i++)
-		free(seen[i]);
+	for (i = 0; i < sn.n; i++)
+		free(sn.starts[i]);
 	free(starts);
-	remat_chain_free(c);
 	remat_i_cops_release(&ops);
-	remat_schedule_release(&tmp);
-	remat_best_release(&best);
-	return rc;
+	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
 const struct remat_planner remat_planner_chen = {

@@ -823,24 +823,24 @@ static int ungroup(const struct remat_i_cops *gops, const int32_t *gs,
 	return REMAT_OK;
 }
 
-/* Stages of the first group when n stages are cut into at most max groups. */
-static int32_t gs_end_first(int32_t n, long max)
+/* Stages in the first group when n stages are cut into G groups. */
+static int32_t gs_end_first(int32_t n, int32_t G)
 {
-	int32_t G = n < max ? n : (int32_t)max;
-
 	return (int32_t)((int64_t)n / G);
 }
+
+/* The tables may take at most this many bytes; longer chains get fewer groups. */
+#define ROTOR_TABLE_CAP ((double)(1u << 30))
 
 static int rotor_plan(const struct remat_plan_request *req, struct remat_schedule *out,
 		      struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
-	struct remat_best best;
-	struct remat_chain *c = NULL;
+	struct remat_i_chain_run run;
+	const struct remat_chain *c;
 	struct remat_i_rotor_chain ch;
 	struct remat_i_rotor_table tab;
 	struct remat_i_cops gops, prev, ops;
-	struct remat_schedule tmp;
 	int32_t *gs = NULL, G, k, M, Mtab, m, chosen = -1;
 	long slots, max_stages;
 	int64_t mtop, unit, x0;
@@ -848,25 +848,38 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 
 	memset(&ch, 0, sizeof(ch));
 	memset(&tab, 0, sizeof(tab));
-	remat_best_init(&best);
 	remat_i_cops_init(&gops);
 	remat_i_cops_init(&prev);
 	remat_i_cops_init(&ops);
-	remat_schedule_init(&tmp);
+	memset(&run, 0, sizeof(run));
 	rc = remat_opt_int(req, "slots", 500, 1, 1000000, &slots, err);
 	if (rc == REMAT_OK)
 		rc = remat_opt_int(req, "max-stages", 200, 1, 100000, &max_stages, err);
-	if (rc == REMAT_OK)
-		rc = remat_i_chain_start(req, "rotor", &best, &c, err);
-	if (rc || !c)
+	if (rc)
+		return rc;
+	rc = remat_i_chain_run_start(&run, req, "rotor", err);
+	if (rc || !run.chain)
 		goto done;
-	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, max_stages));
+	c = run.chain;
+
+	/* Step 2's slot count first: it bounds how many groups the tables allow. */
+	G = c->n_stages < max_stages ? c->n_stages : (int32_t)max_stages;
+	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
 	mtop = req->budget - (c->input_mem - x0);
 	if (mtop <= 0)
 		goto done;
+	unit = slot_unit(g, c, mtop, slots);
+	M = (int32_t)(mtop / unit);
+	Mtab = M + (M + 7) / 8;
+	while (G > 1 && 2 * remat_i_rotor_table_bytes(G, Mtab) > ROTOR_TABLE_CAP)
+		G = G * 3 / 4;
+	if (G < c->n_stages && x0 > 0)
+		x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
+	mtop = req->budget - (c->input_mem - x0);
+	M = (int32_t)(mtop / unit);
+	Mtab = M + (M + 7) / 8;
 
 	/* Step 1: groups of neighbouring stages when the chain is long. */
-	G = c->n_stages < max_stages ? c->n_stages : (int32_t)max_stages;
 	gs = malloc(sizeof(int32_t) * ((size_t)G + 1));
 	if (!gs) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
@@ -874,20 +887,15 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	}
 	for (k = 0; k <= G; k++)
 		gs[k] = (int32_t)((int64_t)k * c->n_stages / G);
-
-	/* Step 2: slots. */
-	unit = slot_unit(g, c, mtop, slots);
-	M = (int32_t)(mtop / unit);
-	Mtab = M + (M + 7) / 8;
 	rc = build_slot_chain(g, c, gs, G, x0, unit, Mtab + 1, &ch, err);
 	if (rc)
 		goto done;
 
-	/* Step 3: the table. */
+	/* Step 3: the tables. */
 	rc = remat_i_rotor_solve(&ch, Mtab, &tab, req, err);
 	if (rc == REMAT_ECANCELED) {
-		/* Keep the no-remat order if it fits; otherwise nothing was found. */
-		rc = best.have ? REMAT_OK : REMAT_ENOFIT;
+		/* Keep the no-remat order if it fits; finish() reports otherwise. */
+		rc = REMAT_OK;
 		goto done;
 	}
 	if (rc)
@@ -900,7 +908,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 
 		if (!isfinite(model))
 			break;
-		if (best.have && model > best.res.cost * (1 + 1e-12))
+		if (run.best.have && model > run.best.res.cost * (1 + 1e-12))
 			break;
 		if (tried >= 256 || (tried > 0 && remat_plan_expired(req)))
 			break;
@@ -912,8 +920,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 			continue;
 		rc = ungroup(&gops, gs, &ops, err);
 		if (rc == REMAT_OK)
-			rc = remat_i_chain_offer(req, "rotor", c, &ops, &best, &tmp, NULL, &kept,
-						 err);
+			rc = remat_i_chain_run_offer(&run, &ops, &kept, err);
 		if (rc)
 			goto done;
 		{
@@ -932,18 +939,13 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 			 "%d plans simulated, internal budget %d", (int)c->n_stages, (int)G,
 			 (int)M, (long long)unit, (int)Mtab, tried, (int)chosen);
 done:
-	if (rc == REMAT_OK)
-		rc = remat_best_take(&best, out, err);
 	free(gs);
 	remat_i_rotor_table_release(&tab);
 	remat_i_rotor_chain_release(&ch);
-	remat_chain_free(c);
 	remat_i_cops_release(&gops);
 	remat_i_cops_release(&prev);
 	remat_i_cops_release(&ops);
-	remat_schedule_release(&tmp);
-	remat_best_release(&best);
-	return rc;
+	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
 const struct remat_planner remat_planner_rotor = {

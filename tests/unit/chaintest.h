@@ -13,7 +13,7 @@
 
 #include "testutil.h"
 
-#define CT_MAX 64
+#define CT_MAX 256
 
 /*
  * A training chain x -> f1 -> ... -> fn -> loss with backward nodes
@@ -35,6 +35,7 @@ static inline void ct_homogeneous(struct ct_chain *t, int n, int64_t mem, int pa
 {
 	int i;
 
+	assert_true(n >= 1 && n <= CT_MAX);
 	memset(t, 0, sizeof(*t));
 	t->n = n;
 	t->pattern = pattern;
@@ -54,6 +55,7 @@ static inline void ct_random(struct ct_chain *t, uint64_t *rs, int n, int64_t ma
 {
 	int i;
 
+	assert_true(n >= 1 && n <= CT_MAX);
 	memset(t, 0, sizeof(*t));
 	t->n = n;
 	t->pattern = pattern;
