@@ -262,9 +262,8 @@ int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 {
 	if (rc == REMAT_OK && !r->best.have)
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
-				"budget of %lld bytes (the least peak of its %d plans is %lld bytes)",
-				r->planner, (long long)r->req->budget, r->offered,
-				(long long)r->least_peak);
+				"budget of %lld bytes (the lowest peak it reached is %lld bytes)",
+				r->planner, (long long)r->req->budget, (long long)r->least_peak);
 	if (rc == REMAT_OK)
 		rc = remat_best_take(&r->best, out, err);
 	remat_chain_free(r->chain);
