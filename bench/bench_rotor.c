@@ -6,8 +6,9 @@
  *
  *   bench_rotor [--plain] L M [REPEATS] [SEED]
  *
- * Prints one line: L, M, best and median seconds over REPEATS runs of
- * the table fill, the table's bytes, and the optimum at M slots.  By
+ * Prints one line of KEY=VALUE: L, M, the best and median wall seconds
+ * and the best CPU seconds over REPEATS runs of the table fill, the
+ * tables' MiB, the peak RSS, and the optimum at M slots.  By
  * default both tables are filled, as the planner does (Rotor's recurrence
  * and the held-checkpoint variant, see rotor.c); --plain fills Rotor's
  * recurrence alone, the same work as Rotor's own implementation.
@@ -131,8 +132,8 @@ int main(int argc, char **argv)
 	}
 	qsort(times, (size_t)reps, sizeof(double), cmp_double);
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%s L %d M %d wall best %.4f s median %.4f s cpu best %.4f s "
-	       "tables %.1f MiB maxrss %.1f MiB opt %g\n", plain ? "plain" : "full ",
+	printf("table=%s L=%d M=%d wall_best=%.4f wall_median=%.4f cpu_best=%.4f "
+	       "tables_mib=%.1f maxrss_mib=%.1f opt=%g\n", plain ? "plain" : "full",
 	       (int)L, (int)M, times[0], times[reps / 2], best_cpu,
 	       remat_i_rotor_table_bytes(L, M) / 1048576.0, (double)ru.ru_maxrss / 1024,
 	       remat_i_rotor_cost(&tab, M));

@@ -18,32 +18,58 @@ if [ ! -x "$rotor" ] || [ ! -x "$chain" ]; then
 	exit 2
 fi
 
-field() { # NAME LINE: the word after NAME
-	echo "$2" | awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
+field() { # KEY LINE: the value of KEY=VALUE in LINE
+	echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
 echo "machine: $(uname -m), $(nproc) cores, $(. /etc/os-release && echo "$PRETTY_NAME"), $(gcc --version | head -1)"
 echo "date: $(date -u +%F), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| stages | slots | Rotor's recurrence (s) | with held/release variants (s) | tables (MiB) | peak RSS (MiB) |"
+row() { # L M: one table row, best of 5 runs (wall and CPU seconds)
+	p=$("$rotor" --plain "$1" "$2" 5)
+	f=$("$rotor" "$1" "$2" 5)
+	echo "| $1 | $2 | $(field wall_best "$p") / $(field cpu_best "$p") |" \
+	     "$(field wall_best "$f") / $(field cpu_best "$f") | $(field tables_mib "$f") |" \
+	     "$(field maxrss_mib "$f") |"
+}
+head="| stages | slots | Rotor's recurrence: wall / CPU (s) | planner's full table: wall / CPU (s) | tables (MiB) | peak RSS (MiB) |"
+echo "$head"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
 for L in 25 50 100 150 200 300; do
-	p=$("$rotor" --plain "$L" 500 5)
-	f=$("$rotor" "$L" 500 5)
-	echo "| $L | 500 | $(field best "$p") | $(field best "$f") | $(field tables "$f") | $(field maxrss "$f") |"
+	row "$L" 500
 done
 echo
-echo "| stages | slots | Rotor's recurrence (s) | with held/release variants (s) | tables (MiB) | peak RSS (MiB) |"
+echo "$head"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: |"
 for M in 125 250 500 1000 2000; do
-	p=$("$rotor" --plain 100 "$M" 5)
-	f=$("$rotor" 100 "$M" 5)
-	echo "| 100 | $M | $(field best "$p") | $(field best "$f") | $(field tables "$f") | $(field maxrss "$f") |"
+	row 100 "$M"
 done
 echo
-echo "100k-node chain (50,000 layers), best of 3:"
+echo "100k-node chain (50,000 layers) built in memory, best of 3 (bench_chain):"
 echo
 echo '```'
 "$chain" 50000 3 10
 "$chain" 50000 3 50
 echo '```'
+echo
+echo "The same chain through the command line (bench/gen_chain.py 50000), one run each:"
+echo "planning time as reported by --json, and the whole command's wall time (load included)."
+echo
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 "$(dirname "$0")/gen_chain.py" 50000 "$tmp/c.json"
+echo "| planner | budget | planning (s) | whole command (s) | overhead |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for p in chen chen-greedy rotor; do
+	for b in 10% 50%; do
+		t0=$(date +%s.%N)
+		out=$("$build/remat" plan "$tmp/c.json" --budget "$b" --planner "$p" --json 2>/dev/null || true)
+		t1=$(date +%s.%N)
+		echo "$out" | /usr/bin/python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+ov = "%+.1f%%" % (100 * d["overhead"]) if d["feasible"] else "no fit"
+print("| %s | %s | %.3f | %.2f | %s |" % (sys.argv[1], sys.argv[2], d["time_s"],
+      float(sys.argv[4]) - float(sys.argv[3]), ov))' "$p" "$b" "$t0" "$t1"
+	done
+done
