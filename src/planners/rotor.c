@@ -11,48 +11,61 @@
  * 1. Build the chain view (src/analysis/chain.c).  Inference graph or no
  *    stage: the no-remat order.  The no-remat order is always offered too,
  *    so rotor is never worse than none.  More stages than --max-stages
- *    (default 200): neighbouring stages are merged into that many groups
- *    of equal count, each measured as one stage.
+ *    (default 200), or tables over 1 GiB: neighbouring stages are merged
+ *    into groups of equal count, each measured as one stage.
  * 2. Discretise: the budget less the graph's inputs, m_top bytes, is cut
  *    into --slots units (default 500) of unit = ceil(m_top / slots) bytes,
  *    or a divisor of the tensors' common size factor between half that and
  *    that (slot_unit()); every stage size is rounded up to whole units.
+ *    Inputs that only the first stage's forward reads count as the
+ *    chain's input x_0; the other inputs are subtracted from the budget.
  * 3. Fill Opt(i, l, m), the least cost of running stages i..l forward and
  *    back with their input held outside and m slots, which include the
  *    gradient arriving from stage l+1.  Either stage i runs once (F_all,
  *    then i+1..l with m - xb[i], then B(i)) or its forward is re-run
  *    later: F_ck(i), F_ng(i+1..j-1), then j..l with m - x[j], then i..j-1
  *    with m (less the outputs j..l left behind).  Each option is valid
- *    only when every peak it passes through fits in m.  One refinement
- *    over Rotor: after j..l the checkpoint x[j] is still resident, and
- *    i..j-1 may keep it instead of recomputing it (its last stage then
- *    runs F_held, which skips the output and what only the output
- *    needs); a second table holds min(plain, held) per (i, l, m).  For a
- *    chain of one node per stage this is exactly the recomputation that
- *    Rotor's model wastes, and with it rotor reaches the fixed-order
- *    MILP optimum on the conformance chains.
- * 4. Backtrack Opt(0, L-1, m) into F_all / F_ck / F_ng / B operations and
- *    expand them into a node-level compute order (chainplan.c).
+ *    only when every peak it passes through fits in m.  Two refinements
+ *    over Rotor's recurrence, each a variant of the subproblem:
+ *    - held: after j..l the checkpoint x[j] is still resident, and i..j-1
+ *      may keep it instead of recomputing it (stage j-1 then runs F_held,
+ *      which skips its output and what only the output needs).  In a
+ *      chain of one node per stage this is exactly the recomputation
+ *      Rotor's model wastes.
+ *    - release: when nothing after stage i's forward reads x_i (Keras-
+ *      style graphs, whose backward reads the next layer's output rather
+ *      than its input), x_i may be freed after the stage's last forward
+ *      instead of being held to the end of the subproblem.
+ *    The tables hold per (i, l, m): plain, min(plain, held), release, and
+ *    min(release, release + held); the last two only when some input can
+ *    be released.  With them rotor reaches the fixed-order MILP optimum
+ *    on the conformance chains and matches an exhaustive search over
+ *    persistent schedules on small chains of both backward patterns.
+ * 4. Backtrack the whole chain at m slots into F_all / F_held / F_ck /
+ *    F_ng / B operations and expand them into a node-level compute order
+ *    (chainplan.c); the liveness pass derives the frees.
  * 5. The stage model is an approximation of the node-level simulator
- *    (sizes are rounded, cross-stage reads of unusual graphs are not
- *    modelled), so the internal budget m is searched: from slots + slack
- *    (slack: an eighth of the slots, to win back what rounding up loses)
- *    downward over every distinct plan, each expanded and simulated,
- *    until the model's cost can no longer beat the best schedule that
- *    fits the real budget.  The result is always simulator-checked and
- *    within budget, or exit 3.
+ *    (sizes are rounded, reads across non-adjacent stages of unusual
+ *    graphs are modelled coarsely), so the internal budget m is searched:
+ *    from slots + slack (an eighth of the slots, to win back what
+ *    rounding up loses) downward over every distinct plan, each expanded
+ *    and simulated, until the model's cost can no longer beat the best
+ *    schedule that fits the real budget (at most 256 simulations).  The
+ *    result is always simulator-checked and within budget, or exit 3.
  *
- * Complexity: O(L^3 M / 3) time and O(L^2 M) doubles for the two tables
- * (L stages, M slots); the search O(M L^2) plus one expansion and
- * simulation per distinct plan.
+ * Complexity: O(L^3 M / 3) time (twice that with release tables) and
+ * O(L^2 M) doubles (twice that) for the tables, L stages and M slots; the
+ * table fill relaxes only the part of each row an option can improve.
+ * The search is O(M L^2) backtracking plus one expansion and simulation
+ * (O(n + recomputations)) per distinct plan.
  *
  * Not guaranteed: optimality beyond the persistent stage model at the
- * slot resolution.  Within it the table is exact: on a chain whose stage
- * model matches the graph (each backward reading its own stage, its
- * input and the next stage's gradient) and sizes that are whole units,
- * rotor's cost is the least of any persistent schedule.  Stages are
- * recomputed whole (Rockmate's finer per-block options are not here);
- * merged groups (--max-stages) lose further options.
+ * slot resolution.  Within it the table is exact: on a chain whose stages
+ * each read only their own nodes, their input and the next stage's
+ * gradient (or output), and whose sizes are whole slots, rotor's cost is
+ * the least of any persistent schedule.  Stages are recomputed whole
+ * (Rockmate's finer per-block options are not here); merged groups
+ * (--max-stages) lose further options.
  */
 #include <math.h>
 #include <stdio.h>

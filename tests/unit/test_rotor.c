@@ -357,9 +357,11 @@ static void test_sweep_homogeneous(void **state)
 			ct_homogeneous(&t, sizes[k], 1, pattern);
 			sweep(&t, 1);
 			/* The same in MiB: 500 slots no longer count bytes one by one. */
+			if (k % 2)
+				continue;
 			ct_homogeneous(&t, sizes[k], MiB, pattern);
 			t.mloss = 4;
-			sweep(&t, MiB / 4);
+			sweep(&t, MiB / 2);
 		}
 }
 
@@ -370,7 +372,7 @@ static void test_sweep_random(void **state)
 	int trial;
 
 	(void)state;
-	for (trial = 0; trial < 12; trial++) {
+	for (trial = 0; trial < 8; trial++) {
 		ct_random(&t, &rs, 8 + trial * 2, 9, 1, trial % 2);
 		sweep(&t, 1);
 	}
