@@ -730,8 +730,14 @@ static int64_t slot_unit(const struct remat_graph *g, const struct remat_chain *
 			common = gcd64(common, g->mem[v]);
 	if (common < u0)
 		return common > u0 / 2 ? common : u0;
-	/* The largest divisor of common that is at most u0, if it is over u0 / 2. */
-	for (k = common / u0 + (common % u0 != 0); k <= 2 * (common / u0 + 1); k++)
+	/*
+	 * The largest divisor of common that is at most u0, if it is over
+	 * u0 / 2: common / k for k from ceil(common / u0) up, a few thousand
+	 * steps at most (common is no larger than the budget, u0 its share
+	 * of one slot).
+	 */
+	for (k = common / u0 + (common % u0 != 0);
+	     k <= 2 * (common / u0 + 1) && k <= 4 * (int64_t)slots + 16; k++)
 		if (common % k == 0 && common / k <= u0)
 			return common / k > u0 / 2 ? common / k : u0;
 	return u0;
