@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/budget.h"
 #include "chainplan.h"
 #include "fit.h"
 
@@ -260,10 +261,16 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	if (rc == REMAT_OK && !r->best.have)
+	if (rc == REMAT_OK && !r->best.have) {
+		char b[32], p[32];
+
+		remat_format_bytes(r->req->budget, b, sizeof(b));
+		remat_format_bytes(r->least_peak, p, sizeof(p));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
-				"budget of %lld bytes (the lowest peak it reached is %lld bytes)",
-				r->planner, (long long)r->req->budget, (long long)r->least_peak);
+				"budget of %s (%lld bytes): the lowest peak it reached is %s "
+				"(%lld bytes)", r->planner, b, (long long)r->req->budget, p,
+				(long long)r->least_peak);
+	}
 	if (rc == REMAT_OK)
 		rc = remat_best_take(&r->best, out, err);
 	remat_chain_free(r->chain);

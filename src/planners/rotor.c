@@ -913,8 +913,11 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	/* Step 3: the tables. */
 	rc = remat_i_rotor_solve(&ch, Mtab, &tab, req, err);
 	if (rc == REMAT_ECANCELED) {
-		/* Keep the no-remat order if it fits; finish() reports otherwise. */
-		rc = REMAT_OK;
+		/* Keep the no-remat order if it fits. */
+		rc = run.best.have ? REMAT_OK
+			: REMAT_FAIL(err, REMAT_ENOFIT, "planner 'rotor': the time limit passed "
+				     "before its table of %d stages x %d slots was filled, and "
+				     "the no-remat order does not fit", (int)G, (int)Mtab);
 		goto done;
 	}
 	if (rc)
