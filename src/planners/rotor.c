@@ -892,8 +892,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	Mtab = M + (M + 7) / 8;
 	while (G > 1 && 2 * remat_i_rotor_table_bytes(G, Mtab) > ROTOR_TABLE_CAP)
 		G = G * 3 / 4;
-	if (G < c->n_stages && x0 > 0)
-		x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
+	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
 	mtop = req->budget - (c->input_mem - x0);
 	M = (int32_t)(mtop / unit);
 	Mtab = M + (M + 7) / 8;
