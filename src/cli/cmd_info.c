@@ -35,6 +35,11 @@ int cmd_info(struct cli_args *a)
 	rc = remat_chain_build(g, &chain, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
+		if (json) {
+			fputs("{\"error\": ", stdout);
+			remat_json_write_str(stdout, err.msg);
+			fputs("}\n", stdout);
+		}
 		remat_graph_free(g);
 		return cli_exit_code(rc);
 	}
