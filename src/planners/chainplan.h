@@ -22,6 +22,7 @@
 
 #include "remat/chain.h"
 #include "remat/planner.h"
+#include "fit.h"
 
 enum remat_i_cop_kind {
 	REMAT_I_FALL = 0,
@@ -89,7 +90,6 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
  * and finish with the cheapest schedule within budget or REMAT_ENOFIT
  * naming the least peak that was found.
  */
-#include "fit.h"
 
 struct remat_i_chain_run {
 	const struct remat_plan_request *req;
