@@ -9,6 +9,7 @@
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "remat/gen.h"
+#include "remat/chain.h"
 
 #define REMAT_VERSION "0.1.0"
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "remat/chain.h"
 #include "../core/util.h"
 
 const struct cli_opt cmd_info_opts[] = {
@@ -12,6 +13,7 @@ const struct cli_opt cmd_info_opts[] = {
 int cmd_info(struct cli_args *a)
 {
 	struct remat_graph *g = NULL;
+	struct remat_chain *chain = NULL;
 	struct remat_error err;
 	int json = cli_flag(a, "json"), rc;
 	int32_t v, counts[5] = { 0 };
@@ -30,6 +32,17 @@ int cmd_info(struct cli_args *a)
 	}
 	for (v = 0; v < g->n; v++)
 		counts[g->kind[v]]++;
+	rc = remat_chain_build(g, &chain, &err);
+	if (rc) {
+		cli_error("%s", err.msg);
+		if (json) {
+			fputs("{\"error\": ", stdout);
+			remat_json_write_str(stdout, err.msg);
+			fputs("}\n", stdout);
+		}
+		remat_graph_free(g);
+		return cli_exit_code(rc);
+	}
 	if (json) {
 		printf("{\"name\": ");
 		remat_json_write_str(stdout, g->name);
@@ -43,10 +56,12 @@ int cmd_info(struct cli_args *a)
 		       (long long)g->min_peak_lower_bound);
 		remat_json_write_num(stdout, g->baseline_cost);
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
-		       "\"backward\": %d, \"op\": %d}, \"training\": %s}\n",
+		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
+		       "\"stages\": %d, \"largest_stage_nodes\": %d}\n",
 		       counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
 		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],
-		       counts[REMAT_KIND_OP], g->n_backward ? "true" : "false");
+		       counts[REMAT_KIND_OP], g->n_backward ? "true" : "false",
+		       chain->n_stages, chain->largest_nodes);
 	} else {
 		remat_format_bytes(g->total_mem, b1, sizeof(b1));
 		remat_format_bytes(g->no_remat_peak, b2, sizeof(b2));
@@ -65,7 +80,20 @@ int cmd_info(struct cli_args *a)
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
 		printf("baseline cost  %.6g %s\n", g->baseline_cost, g->cost_unit);
+		if (chain->largest >= 0) {
+			const struct remat_stage *st = &chain->stages[chain->largest];
+
+			printf("chain stages   %d (largest: stage %d, %d nodes", chain->n_stages,
+			       chain->largest + 1, chain->largest_nodes);
+			if (st->n_fwd > 0)
+				printf(", '%s' to '%s'", g->id[chain->fwd[st->fwd_off]],
+				       g->id[chain->fwd[st->fwd_off + st->n_fwd - 1]]);
+			printf(")\n");
+		} else {
+			printf("chain stages   0\n");
+		}
 	}
+	remat_chain_free(chain);
 	remat_graph_free(g);
 	return 0;
 }

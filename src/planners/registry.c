@@ -10,10 +10,16 @@
 
 extern const struct remat_planner remat_planner_auto;
 extern const struct remat_planner remat_planner_none;
+extern const struct remat_planner remat_planner_chen;
+extern const struct remat_planner remat_planner_chen_greedy;
+extern const struct remat_planner remat_planner_rotor;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
 	&remat_planner_none,
+	&remat_planner_chen,
+	&remat_planner_chen_greedy,
+	&remat_planner_rotor,
 	NULL
 };
 

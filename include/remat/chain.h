@@ -1,0 +1,136 @@
+/*
+ * remat/chain.h - the chain view of a graph: its forward part cut into a
+ * sequence of stages at 1-separators, each backward node attached to a
+ * stage, and per stage the figures that chain planners (Chen's
+ * segmentation, Rotor's dynamic program) reason with.
+ *
+ * How a graph is cut (remat_chain_build):
+ *
+ * 1. The forward part is every needed (some output depends on it)
+ *    non-input node that has no backward node among its ancestors.  The
+ *    rest of the needed non-input nodes -- the backward nodes and anything
+ *    computed from them -- form the backward part.  Input nodes belong to
+ *    no stage: they are resident from the start and never recomputed.
+ * 2. Targets: the forward part's loss nodes; without any, its outputs;
+ *    without any, its sinks.  A forward node is on the chain when some
+ *    target depends on it.
+ * 3. The 1-separators are the chain nodes that every path from the chain's
+ *    sources (nodes that read only inputs) to the targets passes through:
+ *    the articulation points of the undirected forward graph (with a
+ *    virtual source and sink added) that separate the inputs from the
+ *    loss.  In a topological order of the chain nodes, v is one exactly
+ *    when no edge jumps over it, which one linear sweep finds.  Segments
+ *    run from just after one separator up to and including the next.
+ * 4. Forward nodes off the chain (a dropout mask read only by a backward
+ *    node, say) join the latest segment among their inputs and the
+ *    segments of their consumers in the backward part.
+ * 5. A backward node joins the segment of its grad_of.  Without grad_of
+ *    it joins the segment of the forward node it reads that comes latest
+ *    in topological order (the nearest one); when it reads no forward
+ *    node, the earliest segment among the backward nodes it reads; when
+ *    it reads neither, the last segment.
+ * 6. In a training graph a segment that received no backward node (the
+ *    loss alone, a reshape whose gradient is folded into its neighbour)
+ *    is merged into the next segment; trailing ones merge into the last
+ *    segment that has backward nodes.  Segments become stages.
+ *
+ * A graph that does not decompose is one stage; a graph without backward
+ * nodes is an inference chain (n_backward == 0 in the graph).  Time and
+ * memory O(n + e).
+ */
+#ifndef REMAT_CHAIN_H
+#define REMAT_CHAIN_H
+
+#include <stdint.h>
+
+#include "remat/error.h"
+#include "remat/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * One stage (or a run of merged stages).  Bytes are measured by replaying
+ * the stage's nodes under the simulator's rules (FORMATS.md section 2:
+ * while a node runs, resident outputs + its output + its workspace), with
+ * the stage input x held by the caller.  These are Rotor's chain figures
+ * (Beaumont et al. 2019; Rockmate appendix C): x_i, x-bar_i, fwd_tmp,
+ * bwd_tmp, plus what a node-level graph adds (gradient sizes that differ
+ * from activation sizes, outputs that stay resident).
+ */
+struct remat_stage {
+	int32_t fwd_off, n_fwd;   /* forward nodes: chain fwd[fwd_off ...], topo order */
+	int32_t bwd_off, n_bwd;   /* backward nodes: chain bwd[bwd_off ...], topo order */
+	int32_t entry;            /* node whose output is the stage input, -1 for none */
+	int32_t exit;             /* separator closing the stage (its output), -1 for none */
+
+	double fwd_cost;          /* every forward node once */
+	double fwd_cost_ng;       /* only the nodes the exit depends on */
+	double fwd_cost_h;        /* forward when the exit is still resident: the
+				     nodes its backward needs, except the exit */
+	double bwd_cost;          /* every backward node once */
+
+	int64_t x;                /* bytes of the stage input (mem of entry) */
+	int64_t y;                /* bytes of the stage output (mem of exit) */
+	int64_t xbar;             /* bytes a forward that keeps all leaves resident, y included */
+	int64_t fwd_tmp;          /* peak of that forward minus xbar */
+	int64_t fwd_tmp_h;        /* the same when the exit is resident and not recomputed */
+	int64_t fwd_tmp_ng;       /* peak of a forward keeping only y, minus y */
+	int64_t fwd_peak_ng_in;   /* same forward when it also holds and frees x */
+	int64_t grad_in;          /* bytes of later stages' gradients its backward reads */
+	int64_t grad;             /* bytes its backward leaves for earlier stages */
+	int64_t bwd_start;        /* resident at backward start: kept xbar + grad_in */
+	int64_t bwd_tmp;          /* peak of the backward minus bwd_start */
+	int64_t out_mem;          /* bytes of outputs it computes (resident to the end) */
+	int input_live;           /* x is read after the stage's forward (by its own or
+				     a later stage's backward, a later forward, or as an
+				     output); 0 lets a plan free it right after */
+	int norecompute;          /* the no-grad forward would recompute an output or a
+				     "recompute": false node: run its forward once only */
+};
+
+struct remat_chain {
+	int32_t n_stages;
+	struct remat_stage *stages;   /* [n_stages] */
+	int32_t n_fwd, n_bwd;
+	int32_t *fwd;                 /* forward nodes stage by stage */
+	uint8_t *fwd_ng;              /* [n_fwd] 1: on the chain (needed for the exit) */
+	uint8_t *fwd_h;               /* [n_fwd] 1: recomputed when the exit is resident */
+	int32_t *bwd;                 /* backward nodes stage by stage */
+	int32_t *stage_of;            /* [n] stage of each node, -1 inputs and unneeded */
+	uint8_t *is_bwd;              /* [n] 1: in the backward part */
+	int32_t *bwd_reader_min;      /* [n] earliest stage whose backward reads it, or n_stages */
+	int64_t *grad_at;             /* [n_stages + 1] bytes crossing boundary k backwards */
+	int32_t n_separators;         /* 1-separators found (before merging) */
+	int32_t n_segments;           /* segments before merging */
+	int32_t largest;              /* stage with the most nodes, -1 when none */
+	int32_t largest_nodes;
+	int64_t input_mem;            /* bytes of the graph's input nodes */
+	int training;                 /* the graph has backward nodes */
+};
+
+/*
+ * Build the chain view of g.  On success *out owns a new chain, freed with
+ * remat_chain_free().  Errors: REMAT_ENOMEM only; every graph has a chain
+ * view (possibly one stage, or none when g has no computed nodes).
+ */
+int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
+		      struct remat_error *err);
+
+void remat_chain_free(struct remat_chain *c);
+
+/*
+ * Measure stages a..b (0-based, inclusive) as one merged stage into *st
+ * (the lists are left empty: fwd_off = n_fwd = 0 ...).  scratch holds
+ * 2 * g->n int32 all equal to -1 and is returned that way.  O(nodes and
+ * edges of the stages).
+ */
+int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, int32_t *scratch,
+			struct remat_stage *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,795 @@
+/*
+ * chain.c - the chain view of a graph (see include/remat/chain.h for the
+ * rules): 1-separators of the forward part, stage assignment of every
+ * needed node, merging of stages without backward nodes, and the per-stage
+ * figures measured by replaying each stage under the simulator's rules.
+ *
+ * Why a sweep and not igraph_articulation_points(): on a training graph
+ * the backward edges make the whole graph biconnected, so the cut must be
+ * taken on the forward part alone, and only the articulation points that
+ * separate the sources from the loss count (one that cuts off a dangling
+ * branch does not).  Those are exactly the dominators of a virtual sink
+ * on the chain nodes, and on a DAG they are the nodes that no edge jumps
+ * over in a topological order of the chain nodes: one O(n + e) sweep,
+ * with no copy of the graph.  tests/unit/test_chain.c checks the sweep
+ * against igraph's articulation points and a brute-force path search.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/chain.h"
+
+void remat_chain_free(struct remat_chain *c)
+{
+	if (!c)
+		return;
+	free(c->stages);
+	free(c->fwd);
+	free(c->fwd_ng);
+	free(c->fwd_h);
+	free(c->bwd);
+	free(c->stage_of);
+	free(c->is_bwd);
+	free(c->bwd_reader_min);
+	free(c->grad_at);
+	free(c);
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Is u in the forward part of stages a..b? */
+static int in_fwd_range(const struct remat_chain *c, int32_t u, int32_t a, int32_t b)
+{
+	int32_t s = c->stage_of[u];
+
+	return s >= a && s <= b && !c->is_bwd[u];
+}
+
+/*
+ * Does a forward node of stages a..b stay resident after a forward that
+ * keeps everything needed later: an output, or a node read by anything
+ * outside the forward part of a..b.
+ */
+static int kept_after_forward(const struct remat_graph *g, const struct remat_chain *c,
+			      int32_t v, int32_t a, int32_t b)
+{
+	int32_t k;
+
+	if (g->is_output[v])
+		return 1;
+	for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+		int32_t w = g->use_idx[k];
+
+		if (c->stage_of[w] >= 0 && !in_fwd_range(c, w, a, b))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Replay a forward list: nodes[0..cnt) in order, skipping those with
+ * only_ng set and ng[i] == 0.  keep(v) values stay; the others are freed
+ * after their last reader in the list.  The stage input (entry) is held
+ * outside unless entry_inside, in which case it is resident at the start
+ * and freed after its last reader.  Returns the peak; *end gets the bytes
+ * resident at the end.  last[] (n entries of -1) is used and restored.
+ */
+enum replay_mode {
+	REPLAY_ALL,     /* every node, everything read outside the range kept */
+	REPLAY_NG,      /* chain nodes only, only the exit kept */
+	REPLAY_HELD     /* as REPLAY_ALL with the exit resident and not recomputed */
+};
+
+/* Is position p of a stage list skipped in this mode? */
+static int replay_skip(const struct remat_chain *c, enum replay_mode mode, int32_t p0,
+		       int32_t p, int32_t v, int32_t b)
+{
+	if (mode == REPLAY_NG)
+		return !c->fwd_ng[p0 + p];
+	if (mode == REPLAY_HELD)
+		return c->stage_of[v] == b && !c->fwd_h[p0 + p];
+	return 0;
+}
+
+static int64_t replay_forward(const struct remat_graph *g, const struct remat_chain *c,
+			      int32_t p0, int32_t cnt, enum replay_mode mode,
+			      int32_t a, int32_t b, int32_t entry,
+			      int entry_inside, int32_t *last, int64_t *end)
+{
+	const int32_t *nodes = c->fwd + p0;
+	int64_t cur = 0, peak = 0;
+	int32_t p, k, entry_last = -1;
+	int keep_ng_exit = mode == REPLAY_NG;
+	int32_t exit_node = c->stages[b].exit;
+
+	for (p = 0; p < cnt; p++) {
+		int32_t v = nodes[p];
+
+		if (replay_skip(c, mode, p0, p, v, b))
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (in_fwd_range(c, u, a, b))
+				last[u] = p;
+			else if (u == entry)
+				entry_last = p;
+		}
+	}
+	if (entry_inside && entry >= 0 && entry_last >= 0)
+		cur = g->mem[entry];
+	if (mode == REPLAY_HELD && exit_node >= 0)
+		cur += g->mem[exit_node];
+	peak = cur;
+	for (p = 0; p < cnt; p++) {
+		int32_t v = nodes[p];
+		int keep;
+
+		if (replay_skip(c, mode, p0, p, v, b))
+			continue;
+		if (cur + g->mem[v] + g->workspace[v] > peak)
+			peak = cur + g->mem[v] + g->workspace[v];
+		cur += g->mem[v];
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (in_fwd_range(c, u, a, b) && last[u] == p) {
+				keep = keep_ng_exit ? u == exit_node
+					: kept_after_forward(g, c, u, a, b);
+				if (!keep)
+					cur -= g->mem[u];
+			} else if (u == entry && entry_inside && p == entry_last) {
+				cur -= g->mem[u];
+			}
+		}
+		if (last[v] < 0) {
+			keep = keep_ng_exit ? v == exit_node : kept_after_forward(g, c, v, a, b);
+			if (!keep)
+				cur -= g->mem[v];
+		}
+	}
+	for (p = 0; p < cnt; p++)
+		last[nodes[p]] = -1;
+	*end = cur;
+	return peak;
+}
+
+/*
+ * Is u resident (counted) when the backward of stages a..b runs: a
+ * backward node of the range, a forward node of the range that some
+ * backward node of stage <= b reads (or an output), or a value from a
+ * later stage that a backward node of stage <= b reads.
+ */
+static int counted_in_backward(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t u, int32_t a, int32_t b)
+{
+	int32_t s = c->stage_of[u];
+
+	if (s < a)
+		return 0;
+	if (s <= b)
+		return c->is_bwd[u] || c->bwd_reader_min[u] <= b || g->is_output[u];
+	return c->bwd_reader_min[u] <= b && !g->is_output[u];
+}
+
+int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, int32_t *scratch,
+			struct remat_stage *st)
+{
+	const struct remat_stage *sa = &c->stages[a], *sb = &c->stages[b];
+	int32_t f0 = sa->fwd_off, fcnt = sb->fwd_off + sb->n_fwd - sa->fwd_off;
+	int32_t *last = scratch, *pos = scratch + g->n;
+	int64_t end, start = 0, cur, peak;
+	int32_t i, p, k, s, n_list;
+
+	memset(st, 0, sizeof(*st));
+	st->entry = sa->entry;
+	st->exit = sb->exit;
+	st->x = st->entry >= 0 ? g->mem[st->entry] : 0;
+	st->y = st->exit >= 0 ? g->mem[st->exit] : 0;
+
+	for (i = 0; i < fcnt; i++) {
+		int32_t v = c->fwd[f0 + i];
+
+		st->fwd_cost += g->cost[v];
+		if (c->fwd_ng[f0 + i]) {
+			st->fwd_cost_ng += g->cost[v];
+			if (!g->recompute[v] || g->is_output[v])
+				st->norecompute = 1;
+		}
+		if (g->is_output[v])
+			st->out_mem += g->mem[v];
+	}
+
+	/* Forward keeping everything the rest of the graph reads. */
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, last, &end);
+	st->xbar = end;
+	st->fwd_tmp = peak - end;
+	/* The same with the exit already resident (a checkpoint kept). */
+	st->fwd_cost_h = st->fwd_cost;
+	st->fwd_tmp_h = st->fwd_tmp;
+	if (st->exit >= 0) {
+		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, last,
+				      &end);
+		st->fwd_tmp_h = max64(peak - st->xbar, 0);
+		for (i = 0; i < fcnt; i++)
+			if (replay_skip(c, REPLAY_HELD, f0, i, c->fwd[f0 + i], b))
+				st->fwd_cost_h -= g->cost[c->fwd[f0 + i]];
+	}
+	/* Forward without grad: only the chain nodes, only the exit kept. */
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, last, &end);
+	st->fwd_tmp_ng = max64(peak - st->y, 0);
+	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 1,
+					    last, &end);
+
+	/* Is the input still needed once the forward has run? */
+	st->input_live = 1;
+	if (st->entry >= 0 && !g->is_output[st->entry]) {
+		st->input_live = 0;
+		for (k = g->use_off[st->entry]; k < g->use_off[st->entry + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			s = c->stage_of[u];
+			if (s >= 0 && ((c->is_bwd[u] && s >= a) || (!c->is_bwd[u] && s > b)))
+				st->input_live = 1;
+		}
+	}
+
+	/* Backward: stages b down to a, each in topological order. */
+	st->grad_in = c->grad_at[b + 1];
+	st->grad = c->grad_at[a];
+	for (i = 0; i < fcnt; i++) {
+		int32_t v = c->fwd[f0 + i];
+
+		if (counted_in_backward(g, c, v, a, b))
+			start += g->mem[v];
+	}
+	start += st->grad_in;
+	st->bwd_start = start;
+	n_list = 0;
+	for (s = b; s >= a; s--) {
+		const struct remat_stage *ss = &c->stages[s];
+
+		for (i = 0; i < ss->n_bwd; i++) {
+			int32_t w = c->bwd[ss->bwd_off + i];
+
+			st->bwd_cost += g->cost[w];
+			if (g->is_output[w])
+				st->out_mem += g->mem[w];
+			pos[w] = n_list++;
+		}
+	}
+	/* Last reader of each value, counting only readers that come after it. */
+	for (s = b, p = 0; s >= a; s--) {
+		const struct remat_stage *ss = &c->stages[s];
+
+		for (i = 0; i < ss->n_bwd; i++, p++) {
+			int32_t w = c->bwd[ss->bwd_off + i];
+
+			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+				int32_t u = g->in_idx[k];
+
+				if (pos[u] < 0 || pos[u] < p)
+					last[u] = p;
+			}
+		}
+	}
+	cur = start;
+	peak = start;
+	for (s = b, p = 0; s >= a; s--) {
+		const struct remat_stage *ss = &c->stages[s];
+
+		for (i = 0; i < ss->n_bwd; i++, p++) {
+			int32_t w = c->bwd[ss->bwd_off + i];
+
+			if (cur + g->mem[w] + g->workspace[w] > peak)
+				peak = cur + g->mem[w] + g->workspace[w];
+			cur += g->mem[w];
+			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+				int32_t u = g->in_idx[k];
+
+				if (last[u] == p && (pos[u] < 0 || pos[u] < p) &&
+				    g->kind[u] != REMAT_KIND_INPUT &&
+				    counted_in_backward(g, c, u, a, b) && !g->is_output[u] &&
+				    c->bwd_reader_min[u] >= a)
+					cur -= g->mem[u];
+			}
+			if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
+				cur -= g->mem[w];
+		}
+	}
+	st->bwd_tmp = peak - start;
+	for (s = b; s >= a; s--) {
+		const struct remat_stage *ss = &c->stages[s];
+
+		for (i = 0; i < ss->n_bwd; i++) {
+			int32_t w = c->bwd[ss->bwd_off + i];
+
+			pos[w] = -1;
+			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
+				last[g->in_idx[k]] = -1;
+		}
+	}
+	return REMAT_OK;
+}
+
+/*
+ * fwd_h of stage s: with its exit still resident, a forward that keeps
+ * everything runs only the nodes read outside the stage's forward (its
+ * backward, mostly) and their in-stage ancestors, the exit excepted.
+ */
+static void held_flags(const struct remat_graph *g, struct remat_chain *c, int32_t s,
+		       int32_t *pos)
+{
+	const struct remat_stage *st = &c->stages[s];
+	int32_t i, k;
+
+	for (i = 0; i < st->n_fwd; i++)
+		pos[c->fwd[st->fwd_off + i]] = i;
+	for (i = st->n_fwd - 1; i >= 0; i--) {
+		int32_t v = c->fwd[st->fwd_off + i];
+		uint8_t need = 0;
+
+		if (st->exit < 0) {
+			need = 1;
+		} else if (v != st->exit) {
+			need = (uint8_t)kept_after_forward(g, c, v, s, s);
+			for (k = g->use_off[v]; k < g->use_off[v + 1] && !need; k++) {
+				int32_t w = g->use_idx[k];
+
+				if (pos[w] >= 0 && c->fwd_h[st->fwd_off + pos[w]])
+					need = 1;
+			}
+		}
+		c->fwd_h[st->fwd_off + i] = need;
+	}
+	for (i = 0; i < st->n_fwd; i++)
+		pos[c->fwd[st->fwd_off + i]] = -1;
+}
+
+/* Per-build working arrays. */
+struct work {
+	uint8_t *needed, *fwdpart, *relevant, *target;
+	int32_t *rank, *seg, *seg_map, *cnt;
+	uint8_t *seg_has_bwd;
+	int32_t *sep_nodes;
+};
+
+static void work_free(struct work *w)
+{
+	free(w->needed);
+	free(w->fwdpart);
+	free(w->relevant);
+	free(w->target);
+	free(w->rank);
+	free(w->seg);
+	free(w->seg_map);
+	free(w->cnt);
+	free(w->seg_has_bwd);
+	free(w->sep_nodes);
+}
+
+/* Steps 1 and 2: needed nodes, backward part, forward part, targets. */
+static void classify(const struct remat_graph *g, struct remat_chain *c, struct work *w)
+{
+	int32_t n = g->n, i, k, v;
+	int have_loss = 0, have_out = 0;
+
+	for (i = 0; i < g->n_outputs; i++)
+		w->needed[g->outputs[i]] = 1;
+	for (i = n - 1; i >= 0; i--) {
+		v = g->topo[i];
+		if (!w->needed[v])
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			w->needed[g->in_idx[k]] = 1;
+	}
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		if (g->kind[v] == REMAT_KIND_INPUT || !w->needed[v])
+			continue;
+		if (g->kind[v] == REMAT_KIND_BACKWARD) {
+			c->is_bwd[v] = 1;
+			continue;
+		}
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (c->is_bwd[g->in_idx[k]])
+				c->is_bwd[v] = 1;
+		if (c->is_bwd[v])
+			continue;
+		w->fwdpart[v] = 1;
+		if (g->kind[v] == REMAT_KIND_LOSS)
+			have_loss = 1;
+		if (g->is_output[v])
+			have_out = 1;
+	}
+	for (v = 0; v < n; v++) {
+		if (!w->fwdpart[v])
+			continue;
+		if (have_loss)
+			w->target[v] = g->kind[v] == REMAT_KIND_LOSS;
+		else if (have_out)
+			w->target[v] = g->is_output[v];
+		else {
+			w->target[v] = 1;
+			for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+				if (w->fwdpart[g->use_idx[k]])
+					w->target[v] = 0;
+		}
+	}
+}
+
+/*
+ * Step 3: chain nodes, their ranks, and the separator sweep.  Returns the
+ * number of chain nodes; sep_nodes[] receives the separators in order.
+ */
+static int32_t find_separators(const struct remat_graph *g, struct work *w,
+			       int32_t *n_sep)
+{
+	int32_t n = g->n, i, k, v, r = 0, maxreach = -1, inf;
+
+	for (i = n - 1; i >= 0; i--) {
+		v = g->topo[i];
+		if (!w->fwdpart[v])
+			continue;
+		if (w->target[v]) {
+			w->relevant[v] = 1;
+			continue;
+		}
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			if (w->relevant[g->use_idx[k]])
+				w->relevant[v] = 1;
+	}
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		w->rank[v] = w->relevant[v] ? r++ : -1;
+	}
+	inf = r;
+	/* The virtual source's edges reach every chain node that reads no chain node. */
+	for (i = 0; i < n; i++) {
+		int src = 1;
+
+		v = g->topo[i];
+		if (!w->relevant[v])
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (w->relevant[g->in_idx[k]])
+				src = 0;
+		if (src && w->rank[v] > maxreach)
+			maxreach = w->rank[v];
+	}
+	*n_sep = 0;
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		if (!w->relevant[v])
+			continue;
+		/* No edge from an earlier chain node lands beyond this one. */
+		if (maxreach <= w->rank[v])
+			w->sep_nodes[(*n_sep)++] = v;
+		if (w->target[v])
+			maxreach = inf;    /* the virtual sink's edge */
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (w->relevant[u] && w->rank[u] > maxreach)
+				maxreach = w->rank[u];
+		}
+	}
+	return r;
+}
+
+/* The forward node v reads that is latest in topological order, or -1. */
+static int32_t nearest_forward_input(const struct remat_graph *g, const struct work *w,
+				     int32_t v)
+{
+	int32_t k, best = -1;
+
+	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+		int32_t u = g->in_idx[k];
+
+		if (w->fwdpart[u] && (best < 0 || g->topo_pos[u] > g->topo_pos[best]))
+			best = u;
+	}
+	return best;
+}
+
+/* Steps 3-5: the segment of every needed non-input node. */
+static int32_t assign_segments(const struct remat_graph *g, struct remat_chain *c,
+			       struct work *w, int32_t n_sep)
+{
+	int32_t n = g->n, i, k, v, s, n_seg, next_sep = 0, cur = 0, any_after = 0;
+
+	/* Chain nodes: segment = number of separators strictly before them. */
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		w->seg[v] = -1;
+		if (!w->relevant[v])
+			continue;
+		w->seg[v] = cur;
+		if (next_sep < n_sep && w->sep_nodes[next_sep] == v) {
+			next_sep++;
+			cur++;
+		} else if (next_sep == n_sep) {
+			any_after = 1;
+		}
+	}
+	n_seg = n_sep + any_after;
+	if (n_seg == 0)
+		n_seg = 1;    /* no chain node: one (possibly empty) segment */
+	/* Forward nodes off the chain: no earlier than their inputs. */
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		if (!w->fwdpart[v] || w->relevant[v])
+			continue;
+		s = 0;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (w->fwdpart[g->in_idx[k]] && w->seg[g->in_idx[k]] > s)
+				s = w->seg[g->in_idx[k]];
+		w->seg[v] = s;
+	}
+	/* Backward part: grad_of, else nearest forward input, else backward inputs. */
+	for (i = 0; i < n; i++) {
+		int32_t u;
+
+		v = g->topo[i];
+		if (!c->is_bwd[v])
+			continue;
+		u = g->grad_of[v];
+		if (u >= 0 && w->fwdpart[u]) {
+			w->seg[v] = w->seg[u];
+			continue;
+		}
+		u = nearest_forward_input(g, w, v);
+		if (u >= 0) {
+			w->seg[v] = w->seg[u];
+			continue;
+		}
+		s = -1;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			u = g->in_idx[k];
+			if (c->is_bwd[u] && (s < 0 || w->seg[u] < s))
+				s = w->seg[u];
+		}
+		w->seg[v] = s >= 0 ? s : n_seg - 1;
+	}
+	/*
+	 * Forward nodes off the chain must be computed before the backward
+	 * nodes that read them: no earlier than those nodes' segments (a
+	 * segment's full forward runs before its own and every earlier
+	 * segment's backward).  Then again no earlier than their inputs.
+	 */
+	for (i = n - 1; i >= 0; i--) {
+		v = g->topo[i];
+		if (!w->fwdpart[v] || w->relevant[v])
+			continue;
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if ((c->is_bwd[u] || (w->fwdpart[u] && !w->relevant[u])) &&
+			    w->seg[u] > w->seg[v])
+				w->seg[v] = w->seg[u];
+		}
+	}
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		if (!w->fwdpart[v] || w->relevant[v])
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (w->fwdpart[g->in_idx[k]] && w->seg[g->in_idx[k]] > w->seg[v])
+				w->seg[v] = w->seg[g->in_idx[k]];
+	}
+	return n_seg;
+}
+
+/* Step 6: segment -> stage, merging segments without backward nodes. */
+static int32_t merge_segments(const struct remat_graph *g, struct remat_chain *c,
+			      struct work *w, int32_t n_seg)
+{
+	int32_t v, s, stage = 0, last_with = -1;
+
+	for (v = 0; v < g->n; v++)
+		if (c->is_bwd[v])
+			w->seg_has_bwd[w->seg[v]] = 1;
+	for (s = 0; s < n_seg; s++)
+		if (w->seg_has_bwd[s])
+			last_with = s;
+	if (last_with < 0) {
+		/* Inference graph: every segment is a stage. */
+		for (s = 0; s < n_seg; s++)
+			w->seg_map[s] = s;
+		return n_seg;
+	}
+	for (s = 0; s < n_seg; s++) {
+		w->seg_map[s] = stage;
+		if (w->seg_has_bwd[s] && s < last_with)
+			stage++;
+	}
+	return stage + 1;
+}
+
+int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
+		      struct remat_error *err)
+{
+	struct remat_chain *c = calloc(1, sizeof(*c));
+	struct work w;
+	int32_t n = g->n, i, v, s, n_sep = 0, n_seg, L, *scratch = NULL;
+	int64_t *diff = NULL;
+	int rc = REMAT_OK;
+
+	memset(&w, 0, sizeof(w));
+	*out = NULL;
+	if (!c)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the chain view");
+	w.needed = calloc((size_t)n + 1, 1);
+	w.fwdpart = calloc((size_t)n + 1, 1);
+	w.relevant = calloc((size_t)n + 1, 1);
+	w.target = calloc((size_t)n + 1, 1);
+	w.rank = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	w.seg = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	w.seg_map = malloc(sizeof(int32_t) * ((size_t)n + 2));
+	w.seg_has_bwd = calloc((size_t)n + 2, 1);
+	w.sep_nodes = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	c->is_bwd = calloc((size_t)n + 1, 1);
+	c->stage_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	c->bwd_reader_min = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	if (!w.needed || !w.fwdpart || !w.relevant || !w.target || !w.rank || !w.seg ||
+	    !w.seg_map || !w.seg_has_bwd || !w.sep_nodes || !c->is_bwd || !c->stage_of ||
+	    !c->bwd_reader_min)
+		goto nomem;
+	c->training = g->n_backward > 0;
+	for (v = 0; v < n; v++)
+		if (g->kind[v] == REMAT_KIND_INPUT)
+			c->input_mem += g->mem[v];
+
+	classify(g, c, &w);
+	find_separators(g, &w, &n_sep);
+	c->n_separators = n_sep;
+	n_seg = assign_segments(g, c, &w, n_sep);
+	c->n_segments = n_seg;
+	L = merge_segments(g, c, &w, n_seg);
+
+	for (v = 0; v < n; v++)
+		c->stage_of[v] = (w.fwdpart[v] || c->is_bwd[v]) ? w.seg_map[w.seg[v]] : -1;
+	/* Is there anything to plan at all? */
+	for (v = 0; v < n && c->stage_of[v] < 0; v++)
+		;
+	if (v == n)
+		L = 0;
+	c->n_stages = L;
+	c->stages = calloc((size_t)L + 1, sizeof(*c->stages));
+	c->grad_at = calloc((size_t)L + 2, sizeof(int64_t));
+	diff = calloc((size_t)L + 2, sizeof(int64_t));
+	w.cnt = calloc(2 * ((size_t)L + 1), sizeof(int32_t));
+	if (!c->stages || !c->grad_at || !diff || !w.cnt)
+		goto nomem;
+	c->largest = -1;
+	if (L == 0)
+		goto done;
+
+	/* Lists: counting sort by stage, stable in topological order. */
+	for (v = 0; v < n; v++) {
+		if (c->stage_of[v] < 0)
+			continue;
+		if (c->is_bwd[v]) {
+			c->n_bwd++;
+			w.cnt[2 * c->stage_of[v] + 1]++;
+		} else {
+			c->n_fwd++;
+			w.cnt[2 * c->stage_of[v]]++;
+		}
+	}
+	c->fwd = malloc(sizeof(int32_t) * ((size_t)c->n_fwd + 1));
+	c->fwd_ng = calloc((size_t)c->n_fwd + 1, 1);
+	c->fwd_h = calloc((size_t)c->n_fwd + 1, 1);
+	c->bwd = malloc(sizeof(int32_t) * ((size_t)c->n_bwd + 1));
+	if (!c->fwd || !c->fwd_ng || !c->fwd_h || !c->bwd)
+		goto nomem;
+	{
+		int32_t fo = 0, bo = 0;
+
+		for (s = 0; s < L; s++) {
+			c->stages[s].fwd_off = fo;
+			c->stages[s].bwd_off = bo;
+			fo += w.cnt[2 * s];
+			bo += w.cnt[2 * s + 1];
+			c->stages[s].entry = -1;
+			c->stages[s].exit = -1;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		struct remat_stage *st;
+
+		v = g->topo[i];
+		if (c->stage_of[v] < 0)
+			continue;
+		st = &c->stages[c->stage_of[v]];
+		if (c->is_bwd[v]) {
+			c->bwd[st->bwd_off + st->n_bwd++] = v;
+		} else {
+			c->fwd_ng[st->fwd_off + st->n_fwd] = w.relevant[v];
+			c->fwd[st->fwd_off + st->n_fwd++] = v;
+		}
+	}
+	/*
+	 * Entry and exit: the separator closing the last segment of a stage
+	 * is its exit and the next stage's entry.
+	 */
+	for (i = 0; i < n_sep; i++) {
+		v = w.sep_nodes[i];
+		s = c->stage_of[v];
+		if (i + 1 < n_sep && c->stage_of[w.sep_nodes[i + 1]] == s)
+			continue;     /* merged: not the stage's last separator */
+		c->stages[s].exit = v;
+		if (s + 1 < L)
+			c->stages[s + 1].entry = v;
+	}
+	/* Chain nodes after the last separator: the stage holding them has no exit. */
+	if (n_seg > n_sep && n_sep > 0)
+		c->stages[w.seg_map[n_sep]].exit = -1;
+
+	/* Earliest backward reader of each node, and gradients crossing boundaries. */
+	for (v = 0; v < n; v++) {
+		int32_t k, m = L;
+
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (c->is_bwd[u] && c->stage_of[u] >= 0 && c->stage_of[u] < m)
+				m = c->stage_of[u];
+		}
+		c->bwd_reader_min[v] = m;
+		s = c->stage_of[v];
+		if (s >= 0 && m < s && !g->is_output[v]) {
+			diff[m + 1] += g->mem[v];
+			diff[s + 1] -= g->mem[v];
+		}
+	}
+	{
+		int64_t run = 0;
+
+		for (s = 0; s <= L; s++) {
+			run += diff[s];
+			c->grad_at[s] = run;
+		}
+	}
+
+	scratch = malloc(sizeof(int32_t) * (2 * (size_t)n + 1));
+	if (!scratch)
+		goto nomem;
+	for (i = 0; i < 2 * n; i++)
+		scratch[i] = -1;
+	for (s = 0; s < L; s++)
+		held_flags(g, c, s, scratch);
+	for (s = 0; s < L; s++) {
+		struct remat_stage *st = &c->stages[s], m;
+		int32_t nodes = st->n_fwd + st->n_bwd;
+
+		remat_chain_measure(g, c, s, s, scratch, &m);
+		m.fwd_off = st->fwd_off;
+		m.n_fwd = st->n_fwd;
+		m.bwd_off = st->bwd_off;
+		m.n_bwd = st->n_bwd;
+		*st = m;
+		if (nodes > c->largest_nodes) {
+			c->largest_nodes = nodes;
+			c->largest = s;
+		}
+	}
+	goto done;
+nomem:
+	rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the chain view");
+done:
+	free(scratch);
+	free(diff);
+	work_free(&w);
+	if (rc) {
+		remat_chain_free(c);
+		return rc;
+	}
+	*out = c;
+	return REMAT_OK;
+}

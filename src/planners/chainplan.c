@@ -1,0 +1,281 @@
+/*
+ * chainplan.c - stage-level plans and their expansion into node-level
+ * compute orders; see chainplan.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/budget.h"
+#include "chainplan.h"
+#include "fit.h"
+
+void remat_i_cops_init(struct remat_i_cops *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void remat_i_cops_release(struct remat_i_cops *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+int remat_i_cops_push(struct remat_i_cops *s, int op, int32_t stage,
+		      struct remat_error *err)
+{
+	if (s->n == s->cap) {
+		int64_t cap = s->cap ? 2 * s->cap : 64;
+		struct remat_i_cop *v = realloc(s->v, sizeof(*v) * (size_t)cap);
+
+		if (!v)
+			return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].op = op;
+	s->v[s->n].stage = stage;
+	s->n++;
+	return REMAT_OK;
+}
+
+int remat_i_cops_equal(const struct remat_i_cops *a, const struct remat_i_cops *b)
+{
+	return a->n == b->n && (a->n == 0 ||
+				memcmp(a->v, b->v, sizeof(*a->v) * (size_t)a->n) == 0);
+}
+
+struct expander {
+	const struct remat_graph *g;
+	struct remat_schedule *out;
+	uint8_t *computed;   /* 1: computed at least once; 2: being collected */
+	int32_t *stack, *found;
+};
+
+/*
+ * Sort node indices by topological position: insertion sort for short
+ * runs, a pass over the marked span of the order for long ones.
+ */
+static void sort_by_topo(const struct remat_graph *g, int32_t *v, int32_t n)
+{
+	int32_t i, j;
+
+	if (n > 32) {
+		int32_t lo = g->n, hi = -1, k = 0;
+		uint8_t *mark;
+
+		for (i = 0; i < n; i++) {
+			if (g->topo_pos[v[i]] < lo)
+				lo = g->topo_pos[v[i]];
+			if (g->topo_pos[v[i]] > hi)
+				hi = g->topo_pos[v[i]];
+		}
+		mark = calloc((size_t)(hi - lo + 1), 1);
+		if (mark) {
+			for (i = 0; i < n; i++)
+				mark[g->topo_pos[v[i]] - lo] = 1;
+			for (i = lo; i <= hi; i++)
+				if (mark[i - lo])
+					v[k++] = g->topo[i];
+			free(mark);
+			return;
+		}
+	}
+	for (i = 1; i < n; i++) {
+		int32_t x = v[i];
+
+		for (j = i; j > 0 && g->topo_pos[v[j - 1]] > g->topo_pos[x]; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/* Compute, in topological order, v and every ancestor never computed yet. */
+static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
+{
+	const struct remat_graph *g = x->g;
+	int32_t top = 0, nf = 0, i, k;
+
+	x->stack[top++] = v;
+	x->computed[v] = 2;
+	while (top > 0) {
+		int32_t u = x->stack[--top];
+
+		x->found[nf++] = u;
+		for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
+			int32_t w = g->in_idx[k];
+
+			if (!x->computed[w] && g->kind[w] != REMAT_KIND_INPUT) {
+				x->computed[w] = 2;
+				x->stack[top++] = w;
+			}
+		}
+	}
+	sort_by_topo(g, x->found, nf);
+	for (i = 0; i < nf; i++) {
+		REMAT_TRY(remat_schedule_push(x->out, REMAT_OP_COMPUTE, x->found[i], err));
+		x->computed[x->found[i]] = 1;
+	}
+	return REMAT_OK;
+}
+
+static int emit(struct expander *x, int32_t v, struct remat_error *err)
+{
+	const struct remat_graph *g = x->g;
+	int32_t k;
+
+	if (g->kind[v] == REMAT_KIND_INPUT)
+		return REMAT_OK;
+	if (x->computed[v] && (g->is_output[v] || !g->recompute[v]))
+		return REMAT_OK;   /* its one instance stays resident instead */
+	if (!x->computed[v])
+		return first_compute(x, v, err);
+	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+		int32_t u = g->in_idx[k];
+
+		if (!x->computed[u] && g->kind[u] != REMAT_KIND_INPUT)
+			REMAT_TRY(first_compute(x, u, err));
+	}
+	return remat_schedule_push(x->out, REMAT_OP_COMPUTE, v, err);
+}
+
+int remat_i_chain_expand(const struct remat_graph *g, const struct remat_chain *c,
+			 const struct remat_i_cops *ops, struct remat_schedule *out,
+			 struct remat_error *err)
+{
+	struct expander x;
+	int64_t t;
+	int32_t i;
+	int rc = REMAT_OK;
+
+	remat_schedule_clear(out);
+	x.g = g;
+	x.out = out;
+	x.computed = calloc((size_t)g->n + 1, 1);
+	x.stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	x.found = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!x.computed || !x.stack || !x.found) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory expanding a chain plan");
+		goto done;
+	}
+	for (t = 0; t < ops->n && rc == REMAT_OK; t++) {
+		const struct remat_stage *st = &c->stages[ops->v[t].stage];
+
+		switch (ops->v[t].op) {
+		case REMAT_I_FALL:
+			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
+				rc = emit(&x, c->fwd[st->fwd_off + i], err);
+			break;
+		case REMAT_I_FHELD:
+			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
+				if (c->fwd_h[st->fwd_off + i])
+					rc = emit(&x, c->fwd[st->fwd_off + i], err);
+			break;
+		case REMAT_I_FCK:
+		case REMAT_I_FNG:
+			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
+				if (c->fwd_ng[st->fwd_off + i])
+					rc = emit(&x, c->fwd[st->fwd_off + i], err);
+			break;
+		default:
+			for (i = 0; i < st->n_bwd && rc == REMAT_OK; i++)
+				rc = emit(&x, c->bwd[st->bwd_off + i], err);
+			break;
+		}
+	}
+	for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++)
+		if (!x.computed[g->outputs[i]] && g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
+			rc = first_compute(&x, g->outputs[i], err);
+done:
+	free(x.computed);
+	free(x.stack);
+	free(x.found);
+	return rc;
+}
+
+int remat_i_chen_ops(int32_t L, const int32_t *starts, int32_t nseg,
+		     struct remat_i_cops *ops, struct remat_error *err)
+{
+	int32_t t, s;
+
+	for (t = 0; t + 1 < nseg; t++) {
+		REMAT_TRY(remat_i_cops_push(ops, REMAT_I_FCK, starts[t], err));
+		for (s = starts[t] + 1; s < starts[t + 1]; s++)
+			REMAT_TRY(remat_i_cops_push(ops, REMAT_I_FNG, s, err));
+	}
+	for (t = nseg - 1; t >= 0; t--) {
+		int32_t end = t + 1 < nseg ? starts[t + 1] : L;
+
+		for (s = starts[t]; s < end; s++)
+			REMAT_TRY(remat_i_cops_push(ops, REMAT_I_FALL, s, err));
+		for (s = end - 1; s >= starts[t]; s--)
+			REMAT_TRY(remat_i_cops_push(ops, REMAT_I_BWD, s, err));
+	}
+	return REMAT_OK;
+}
+
+int remat_i_chain_run_start(struct remat_i_chain_run *r,
+			    const struct remat_plan_request *req, const char *planner,
+			    struct remat_error *err)
+{
+	const struct remat_graph *g = req->graph;
+	struct remat_sim_result res;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->req = req;
+	r->planner = planner;
+	r->least_peak = -1;
+	remat_best_init(&r->best);
+	remat_schedule_init(&r->tmp);
+	rc = remat_schedule_topo(g, &r->tmp, err);
+	if (rc == REMAT_OK)
+		rc = remat_best_offer(&r->best, planner, g, req->budget, &r->tmp, &res, NULL, err);
+	if (rc)
+		return rc;
+	r->least_peak = res.peak_mem;
+	r->offered = 1;
+	if (g->n_backward == 0)
+		return REMAT_OK;
+	REMAT_TRY(remat_chain_build(g, &r->chain, err));
+	if (r->chain->n_stages == 0) {
+		remat_chain_free(r->chain);
+		r->chain = NULL;
+	}
+	return REMAT_OK;
+}
+
+int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_cops *ops,
+			    int *kept, struct remat_error *err)
+{
+	struct remat_sim_result res;
+
+	REMAT_TRY(remat_i_chain_expand(r->req->graph, r->chain, ops, &r->tmp, err));
+	REMAT_TRY(remat_best_offer(&r->best, r->planner, r->req->graph, r->req->budget,
+				   &r->tmp, &res, kept, err));
+	if (r->least_peak < 0 || res.peak_mem < r->least_peak)
+		r->least_peak = res.peak_mem;
+	r->offered++;
+	return REMAT_OK;
+}
+
+int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
+			     struct remat_schedule *out, struct remat_error *err)
+{
+	if (rc == REMAT_OK && !r->best.have) {
+		char b[32], p[32];
+
+		remat_format_bytes(r->req->budget, b, sizeof(b));
+		remat_format_bytes(r->least_peak, p, sizeof(p));
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
+				"budget of %s (%lld bytes): the lowest peak it reached is %s "
+				"(%lld bytes)", r->planner, b, (long long)r->req->budget, p,
+				(long long)r->least_peak);
+	}
+	if (rc == REMAT_OK)
+		rc = remat_best_take(&r->best, out, err);
+	remat_chain_free(r->chain);
+	r->chain = NULL;
+	remat_schedule_release(&r->tmp);
+	remat_best_release(&r->best);
+	return rc;
+}
