@@ -8,6 +8,7 @@
 #include "remat/sim.h"
 #include "remat/budget.h"
 #include "remat/planner.h"
+#include "remat/treedec.h"
 
 #define REMAT_VERSION "0.1.0"
 

@@ -14,8 +14,9 @@ int cmd_info(struct cli_args *a)
 	struct remat_graph *g = NULL;
 	struct remat_error err;
 	int json = cli_flag(a, "json"), rc;
-	int32_t v, counts[5] = { 0 };
+	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
+	struct remat_treedec td;
 
 	remat_error_clear(&err);
 	rc = remat_graph_load_file(a->pos[0], &g, &err);
@@ -30,6 +31,12 @@ int cmd_info(struct cli_args *a)
 	}
 	for (v = 0; v < g->n; v++)
 		counts[g->kind[v]]++;
+	/* The width is informative: left out (null) if the heuristic fails. */
+	if (remat_treedec_build(g, NULL, &td, &err) == REMAT_OK)
+		width = td.width;
+	else
+		width = -2;
+	remat_treedec_release(&td);
 	if (json) {
 		printf("{\"name\": ");
 		remat_json_write_str(stdout, g->name);
@@ -42,6 +49,10 @@ int cmd_info(struct cli_args *a)
 		       (long long)g->total_mem, (long long)g->no_remat_peak,
 		       (long long)g->min_peak_lower_bound);
 		remat_json_write_num(stdout, g->baseline_cost);
+		if (width >= -1)
+			printf(", \"treewidth\": %d", width);
+		else
+			printf(", \"treewidth\": null");
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s}\n",
 		       counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
@@ -65,6 +76,9 @@ int cmd_info(struct cli_args *a)
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
 		printf("baseline cost  %.6g %s\n", g->baseline_cost, g->cost_unit);
+		if (width >= -1)
+			printf("tree width     %d (min-fill heuristic, an upper bound on the "
+			       "treewidth)\n", width);
 	}
 	remat_graph_free(g);
 	return 0;

@@ -10,10 +10,12 @@
 
 extern const struct remat_planner remat_planner_auto;
 extern const struct remat_planner remat_planner_none;
+extern const struct remat_planner remat_planner_twremat;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
 	&remat_planner_none,
+	&remat_planner_twremat,
 	NULL
 };
 
