@@ -2,32 +2,40 @@
  * tighten.c - replay a compute order under a memory limit; see tighten.h.
  *
  * A post-pass in the spirit of the greedy freeing nshepperd's TWRemat
- * runs after its recursion, written here from the idea only:
+ * runs after its recursion (written here from that idea only):
  *
  * 1. Read the order's compute steps as demands and index, for every node,
  *    the positions where the order computes or reads it.
- * 2. Walk the demands.  A demand for a resident value is skipped (it was
- *    kept).  Otherwise its missing inputs are rematerialised first,
- *    depth first with an explicit stack, each frame locking the inputs it
- *    has made resident so that no sibling evicts them.
- * 3. Before each compute, evict until the node's output and workspace
- *    fit: values no later demand touches go at once (they are dead);
- *    then values the order itself computes again before reading them
- *    (evicting them costs nothing the order did not already pay); only
- *    then values read again later, which will be recomputed.  Within a
- *    class the victim has the least (recompute cost) / (bytes * distance
- *    to its next use).  Input nodes, outputs and "recompute": false nodes
- *    are never evicted while a demand still needs them.
- * 4. After each demand, free the values no later demand touches.
+ * 2. Walk the demands.  A demand for a resident value is skipped: it was
+ *    kept.  Otherwise the demanded value and its missing ancestors (up to
+ *    resident values) are computed in topological order, each held while
+ *    something of this demand still reads it, so the frontier of the
+ *    recomputation (not a recursion stack) is what stays resident.
+ * 3. Values stay resident after use while memory allows.  Before each
+ *    compute, evict until its output and workspace fit, by class:
+ *    0. values nothing will read again;
+ *    1. values the order computes again before it reads them (evicting
+ *       them costs nothing the order did not already pay);
+ *    2. values to be read again, which are then recomputed when needed
+ *       (with their missing ancestors: at most CLOSURE_CAP values).
+ *    Within a class the victim has the least (cost of bringing it back) /
+ *    (bytes * demands until its next use), Belady's rule weighted by size
+ *    and cost.  Input nodes, outputs and "recompute": false nodes are
+ *    only evicted once nothing can need them again.
+ * 4. Candidates sit in a heap keyed by (class, score).  A node's entry is
+ *    renewed by the events that change its class or next use (a demand
+ *    reading or computing it, a consumer evicted or recomputed); between
+ *    them its distance shrinks unseen, so the score is the one it had
+ *    when last renewed (an approximation that keeps each eviction at
+ *    O(log n)).  Class 2 scores first omit the missing ancestors; their
+ *    cost is added for the entries popped before the next entry's score
+ *    exceeds the best priced one.
  *
- * Since the second class always goes before the third, a replay of an
- * order whose peak fits within the limit never recomputes anything the
- * order did not, so it fits at no more cost; below that peak it trades
- * recomputation for memory, Belady-style with the order as the oracle.
- * It gives up (REMAT_ENOFIT) when nothing can be evicted or when a value
- * to recompute needs an input node or a "recompute": false node that was
- * already dropped.  Time O(steps * in-degree) plus a scan of the resident
- * values per eviction.
+ * Class 1 always goes before class 2, so replaying an order whose peak
+ * fits within the limit recomputes nothing the order did not: it fits at
+ * no more cost.  Below that peak it trades recomputation for memory.  It
+ * gives up (REMAT_ENOFIT) when nothing can be evicted.  Time O((steps +
+ * recomputations) * in-degree * log n) plus the class-2 pricing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,10 +47,12 @@
 /* Largest recomputation an eviction may commit to (values). */
 #define CLOSURE_CAP 64
 
-struct tg_cand {
-	double lb;     /* cost(u) / dist: a lower bound on its score */
-	double dist;   /* bytes * demands until its next use */
+struct tg_ent {
+	double score;     /* lower bound within the class */
+	double denom;     /* bytes * demands until the next use */
+	int32_t cls;      /* 0, 1, 2 */
 	int32_t u;
+	uint32_t ver;
 };
 
 struct tg {
@@ -55,17 +65,21 @@ struct tg {
 	int32_t *ptr;       /* [n] cursor into each node's positions */
 	uint8_t *res;
 	int32_t *lock;
-	int32_t *rlist, *rpos, rn; /* resident list */
 	int64_t cur, limit;
 	int32_t pos;        /* current demand */
 	struct remat_schedule *out;
 	int64_t computes, max_steps;
-	int32_t *mset;         /* values one demand recomputes */
+	int32_t *mset;      /* values one demand computes */
 	int32_t *mark, stamp;
 	int32_t cq[CLOSURE_CAP + 1];
-	struct tg_cand *cand;
-	uint8_t *owed;         /* evicted while a later demand reads it */
-	int32_t *pend;         /* owed consumers of each node */
+	uint8_t *owed;      /* evicted while a later demand reads it */
+	int32_t *pend;      /* owed consumers of each node */
+	uint32_t *ver;      /* current key version of each node */
+	uint8_t *deferred;  /* out of the heap until an input is recomputed */
+	struct tg_ent *heap;
+	int64_t hn, hcap;
+	struct tg_ent *aside;
+	int64_t an, acap;
 	struct remat_error *err;
 };
 
@@ -85,21 +99,7 @@ static int32_t next_use(struct tg *t, int32_t u)
 	return p < end ? t->occ_pos[p] : NO_USE;
 }
 
-static int tg_free(struct tg *t, int32_t u)
-{
-	int32_t i = t->rpos[u], last = t->rlist[--t->rn];
-
-	t->rlist[i] = last;
-	t->rpos[last] = i;
-	t->res[u] = 0;
-	t->cur -= t->g->mem[u];
-	return remat_schedule_push(t->out, REMAT_OP_FREE, u, t->err);
-}
-
-/*
- * When the evicted values still to be read that u feeds will be needed
- * (NO_USE: none is pending).
- */
+/* When the owed (evicted, still to be read) consumers of u are needed. */
 static int32_t pending_use(struct tg *t, int32_t u)
 {
 	const struct remat_graph *g = t->g;
@@ -120,22 +120,142 @@ static int32_t pending_use(struct tg *t, int32_t u)
 	return best;
 }
 
-/* Mark u evicted while a later demand still reads it (or clear it). */
-static void set_owed(struct tg *t, int32_t u, int owed)
+/* ---- the candidate heap ---- */
+
+static int ent_less(const struct tg_ent *a, const struct tg_ent *b)
+{
+	if (a->cls != b->cls)
+		return a->cls < b->cls;
+	if (a->score != b->score)
+		return a->score < b->score;
+	return a->u < b->u;
+}
+
+static int heap_push(struct tg *t, struct tg_ent e)
+{
+	int64_t i;
+
+	if (t->hn == t->hcap) {
+		int64_t cap = t->hcap ? t->hcap * 2 : 1024;
+		struct tg_ent *h = realloc(t->heap, sizeof(*h) * (size_t)cap);
+
+		if (!h)
+			return REMAT_FAIL(t->err, REMAT_ENOMEM, "out of memory in the replay");
+		t->heap = h;
+		t->hcap = cap;
+	}
+	i = t->hn++;
+	while (i > 0 && ent_less(&e, &t->heap[(i - 1) / 2])) {
+		t->heap[i] = t->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	t->heap[i] = e;
+	return REMAT_OK;
+}
+
+static struct tg_ent heap_pop(struct tg *t)
+{
+	struct tg_ent top = t->heap[0], e = t->heap[--t->hn];
+	int64_t i = 0;
+
+	for (;;) {
+		int64_t c = 2 * i + 1;
+
+		if (c >= t->hn)
+			break;
+		if (c + 1 < t->hn && ent_less(&t->heap[c + 1], &t->heap[c]))
+			c++;
+		if (!ent_less(&t->heap[c], &e))
+			break;
+		t->heap[i] = t->heap[c];
+		i = c;
+	}
+	if (t->hn > 0)
+		t->heap[i] = e;
+	return top;
+}
+
+static int aside_push(struct tg *t, struct tg_ent e)
+{
+	if (t->an == t->acap) {
+		int64_t cap = t->acap ? t->acap * 2 : 256;
+		struct tg_ent *a = realloc(t->aside, sizeof(*a) * (size_t)cap);
+
+		if (!a)
+			return REMAT_FAIL(t->err, REMAT_ENOMEM, "out of memory in the replay");
+		t->aside = a;
+		t->acap = cap;
+	}
+	t->aside[t->an++] = e;
+	return REMAT_OK;
+}
+
+/*
+ * u's key now: 1 with *e filled when u may be evicted, 0 when it may not
+ * (not resident, no bytes, or still needed and not recomputable).
+ */
+static int key_of(struct tg *t, int32_t u, struct tg_ent *e)
+{
+	const struct remat_graph *g = t->g;
+	int32_t nu, pu;
+
+	if (!t->res[u] || g->mem[u] == 0)
+		return 0;
+	nu = next_use(t, u);
+	pu = pending_use(t, u);
+	e->u = u;
+	e->ver = t->ver[u];
+	if (nu == NO_USE && pu == NO_USE && !g->is_output[u]) {
+		e->cls = 0;
+		e->denom = (double)g->mem[u];
+		e->score = g->cost[u] / e->denom;
+		return 1;
+	}
+	if (!recomputable(g, u) || g->is_output[u])
+		return 0;
+	if (pu < nu || t->seq[nu] != u) {
+		e->cls = 2;
+		if (pu < nu)
+			nu = pu;
+	} else {
+		e->cls = 1;
+	}
+	e->denom = (double)g->mem[u] * (double)(nu - t->pos);
+	e->score = g->cost[u] / e->denom;
+	return 1;
+}
+
+/* Something about u changed: give it a fresh heap entry. */
+static int rekey(struct tg *t, int32_t u)
+{
+	struct tg_ent e;
+
+	t->ver[u]++;
+	t->deferred[u] = 0;
+	if (!key_of(t, u, &e))
+		return REMAT_OK;
+	return heap_push(t, e);
+}
+
+/* Mark u evicted while a later demand reads it (or clear that mark). */
+static int set_owed(struct tg *t, int32_t u, int owed)
 {
 	const struct remat_graph *g = t->g;
 	int32_t k;
 
 	if (t->owed[u] == owed)
-		return;
+		return REMAT_OK;
 	t->owed[u] = (uint8_t)owed;
-	for (k = g->in_off[u]; k < g->in_off[u + 1]; k++)
+	for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
 		t->pend[g->in_idx[k]] += owed ? 1 : -1;
+		REMAT_TRY(rekey(t, g->in_idx[k]));
+	}
+	return REMAT_OK;
 }
 
 /*
- * What recomputing u would cost now: u and its missing ancestors, up to
- * the resident values.  -1 when that takes more than CLOSURE_CAP values
+ * What bringing u back would cost now: u and its missing ancestors, up
+ * to resident values.  -1 when that takes more than CLOSURE_CAP values
  * or a value that cannot be recomputed.
  */
 static double closure_cost(struct tg *t, int32_t u)
@@ -169,87 +289,71 @@ static double closure_cost(struct tg *t, int32_t u)
 	return sum;
 }
 
-/*
- * Step 3: evict until need more bytes fit.  Classes, in order: 0 values
- * nothing will read again; 1 values the order computes again before its
- * next read of them; 2 values to be read again, recomputed when needed.
- */
-static int cmp_cand(const void *pa, const void *pb)
+static void tg_drop(struct tg *t, int32_t u)
 {
-	const struct tg_cand *a = pa, *b = pb;
-
-	if (a->lb != b->lb)
-		return a->lb < b->lb ? -1 : 1;
-	return (a->u > b->u) - (a->u < b->u);
+	t->res[u] = 0;
+	t->cur -= t->g->mem[u];
+	t->ver[u]++;
 }
 
+/* Step 3: evict until need more bytes fit.  REMAT_ENOFIT if impossible. */
 static int make_room(struct tg *t, int64_t need)
 {
-	const struct remat_graph *g = t->g;
+	int rc = REMAT_OK;
 
 	while (t->cur + need > t->limit) {
-		int32_t i, best = -1, best_class = 3, nc = 0;
-		double best_score = 0;
+		struct tg_ent best = { 0, 0, 0, -1, 0 }, e;
+		int have = 0;
 
-		for (i = 0; i < t->rn; i++) {
-			int32_t u = t->rlist[i], nu, pu, cls;
-			double score;
+		t->an = 0;
+		while (t->hn > 0) {
+			double est;
 
-			if (t->lock[u] || g->mem[u] == 0)
-				continue;
-			nu = next_use(t, u);
-			pu = pending_use(t, u);
-			if (nu == NO_USE && pu == NO_USE && !g->is_output[u]) {
-				cls = 0;
-				score = g->cost[u] / (double)g->mem[u];
-			} else {
-				if (!recomputable(g, u) || g->is_output[u])
-					continue;
-				if (pu < nu || t->seq[nu] != u) {
-					/* Class 2: priced exactly below, if it can win. */
-					if (pu < nu)
-						nu = pu;
-					t->cand[nc].u = u;
-					t->cand[nc].dist = (double)g->mem[u] * (double)(nu - t->pos);
-					t->cand[nc].lb = g->cost[u] / t->cand[nc].dist;
-					nc++;
-					continue;
-				}
-				cls = 1;
-				score = g->cost[u] / ((double)g->mem[u] * (double)(nu - t->pos));
-			}
-			if (cls < best_class || (cls == best_class &&
-			    (score < best_score || (score == best_score && u < best)))) {
-				best = u;
-				best_class = cls;
-				best_score = score;
-			}
-		}
-		if (best < 0 && nc > 0) {
-			/* Cheapest bound first; stop once no bound can beat the best. */
-			qsort(t->cand, (size_t)nc, sizeof(*t->cand), cmp_cand);
-			for (i = 0; i < nc; i++) {
-				double est, score;
-
-				if (best >= 0 && t->cand[i].lb >= best_score)
+			if (have && !(t->heap[0].cls == 2 && t->heap[0].score < best.score))
+				break;
+			e = heap_pop(t);
+			if (e.ver != t->ver[e.u])
+				continue; /* stale: a newer entry or no longer resident */
+			if (t->lock[e.u]) {
+				if ((rc = aside_push(t, e)))
 					break;
-				est = closure_cost(t, t->cand[i].u);
-				if (est < 0)
-					continue; /* too deep, or cannot be recomputed */
-				score = est / t->cand[i].dist;
-				if (best < 0 || score < best_score ||
-				    (score == best_score && t->cand[i].u < best)) {
-					best = t->cand[i].u;
-					best_score = score;
-					best_class = 2;
-				}
+				continue;
+			}
+			if (e.cls < 2) {
+				best = e;
+				have = 1;
+				break;
+			}
+			est = closure_cost(t, e.u);
+			if (est < 0) {
+				/* Too deep, or not recomputable: wait for an input. */
+				t->deferred[e.u] = 1;
+				continue;
+			}
+			/* File it again at its priced score: it may win later. */
+			e.score = est / e.denom;
+			if ((rc = aside_push(t, e)))
+				break;
+			if (!have || ent_less(&e, &best)) {
+				best = e;
+				have = 1;
 			}
 		}
-		if (best < 0)
+		/* Everything set aside stays a candidate. */
+		while (rc == REMAT_OK && t->an > 0) {
+			e = t->aside[--t->an];
+			if (have && e.u == best.u)
+				continue;
+			rc = heap_push(t, e);
+		}
+		if (rc)
+			return rc;
+		if (!have)
 			return REMAT_ENOFIT;
-		if (best_class == 2)
-			set_owed(t, best, 1);
-		REMAT_TRY(tg_free(t, best));
+		if (best.cls == 2)
+			REMAT_TRY(set_owed(t, best.u, 1));
+		tg_drop(t, best.u);
+		REMAT_TRY(remat_schedule_push(t->out, REMAT_OP_FREE, best.u, t->err));
 	}
 	return REMAT_OK;
 }
@@ -261,12 +365,7 @@ static int cmp_i32(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/*
- * Step 2: compute v (not resident).  Its missing ancestors (up to the
- * resident values) are recomputed first in topological order, each value
- * locked while something of this demand still reads it: the frontier,
- * not a recursion stack, is what stays resident.
- */
+/* Step 2: compute v (not resident) and its missing ancestors. */
 static int demand(struct tg *t, int32_t v)
 {
 	const struct remat_graph *g = t->g;
@@ -320,16 +419,70 @@ static int demand(struct tg *t, int32_t v)
 			rc = remat_schedule_push(t->out, REMAT_OP_COMPUTE, x, t->err);
 		if (rc == REMAT_OK) {
 			t->res[x] = 1;
-			t->rpos[x] = t->rn;
-			t->rlist[t->rn++] = x;
 			t->cur += g->mem[x];
-			set_owed(t, x, 0);
+			rc = set_owed(t, x, 0);
 		}
+		if (rc == REMAT_OK)
+			rc = rekey(t, x);
+		/* Resident consumers are cheaper to bring back now: re-price them. */
+		for (k = g->use_off[x]; k < g->use_off[x + 1] && rc == REMAT_OK; k++)
+			if (t->res[g->use_idx[k]] || t->deferred[g->use_idx[k]])
+				rc = rekey(t, g->use_idx[k]);
 		/* Release x's reads (also on failure, to leave locks balanced). */
 		for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
 			t->lock[g->in_idx[k]]--;
 	}
 	return rc;
+}
+
+/*
+ * A demand touching u is over, so u's next use moved on: re-key it, and
+ * if it is owed (evicted), its inputs, whose pending use moved too.
+ */
+static int passed(struct tg *t, int32_t u)
+{
+	const struct remat_graph *g = t->g;
+	int32_t k;
+
+	if (t->res[u])
+		return rekey(t, u);
+	if (!t->owed[u])
+		return REMAT_OK;
+	if (next_use(t, u) == NO_USE)
+		return set_owed(t, u, 0);
+	for (k = g->in_off[u]; k < g->in_off[u + 1]; k++)
+		REMAT_TRY(rekey(t, g->in_idx[k]));
+	return REMAT_OK;
+}
+
+/* Drop stale entries when the heap has grown far beyond the live ones. */
+static void heap_compact(struct tg *t)
+{
+	int64_t i, n = 0;
+
+	for (i = 0; i < t->hn; i++)
+		if (t->heap[i].ver == t->ver[t->heap[i].u] && t->res[t->heap[i].u])
+			t->heap[n++] = t->heap[i];
+	t->hn = n;
+	/* Re-heapify bottom up. */
+	for (i = n / 2 - 1; i >= 0; i--) {
+		struct tg_ent e = t->heap[i];
+		int64_t j = i;
+
+		for (;;) {
+			int64_t c = 2 * j + 1;
+
+			if (c >= n)
+				break;
+			if (c + 1 < n && ent_less(&t->heap[c + 1], &t->heap[c]))
+				c++;
+			if (!ent_less(&t->heap[c], &e))
+				break;
+			t->heap[j] = t->heap[c];
+			j = c;
+		}
+		t->heap[j] = e;
+	}
 }
 
 int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *order,
@@ -362,15 +515,14 @@ int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *or
 	t.ptr = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t.res = calloc((size_t)g->n + 1, 1);
 	t.lock = calloc((size_t)g->n + 1, sizeof(int32_t));
-	t.rlist = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	t.rpos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t.mset = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t.mark = calloc((size_t)g->n + 1, sizeof(int32_t));
 	t.owed = calloc((size_t)g->n + 1, 1);
 	t.pend = calloc((size_t)g->n + 1, sizeof(int32_t));
-	t.cand = malloc(sizeof(*t.cand) * ((size_t)g->n + 1));
+	t.ver = calloc((size_t)g->n + 1, sizeof(uint32_t));
+	t.deferred = calloc((size_t)g->n + 1, 1);
 	if (!t.seq || !t.occ_off || !t.occ_pos || !t.ptr || !t.res || !t.lock ||
-	    !t.rlist || !t.rpos || !t.mset || !t.mark || !t.owed || !t.pend || !t.cand) {
+	    !t.mset || !t.mark || !t.owed || !t.pend || !t.ver || !t.deferred) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the replay");
 		goto done;
 	}
@@ -396,23 +548,29 @@ int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *or
 	memcpy(t.ptr, t.occ_off, sizeof(int32_t) * (size_t)g->n);
 	/* Inputs start resident. */
 	t.pos = -1;
-	for (v = 0; v < g->n; v++)
+	for (v = 0; v < g->n && rc == REMAT_OK; v++)
 		if (g->kind[v] == REMAT_KIND_INPUT) {
 			t.res[v] = 1;
-			t.rpos[v] = t.rn;
-			t.rlist[t.rn++] = v;
 			t.cur += g->mem[v];
+			rc = rekey(&t, v);
 		}
 	/* Steps 2 to 4. */
-	for (t.pos = 0; t.pos < t.len; t.pos++) {
+	for (t.pos = 0; t.pos < t.len && rc == REMAT_OK; t.pos++) {
 		v = t.seq[t.pos];
-		if (!t.res[v] && (rc = demand(&t, v)))
-			goto done;
+		if (!t.res[v])
+			rc = demand(&t, v);
+		/* Their next uses moved on: re-key them once this demand is over. */
+		if (rc == REMAT_OK)
+			rc = passed(&t, v);
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && rc == REMAT_OK; k++)
+			rc = passed(&t, g->in_idx[k]);
+		if (t.hn > 4 * (int64_t)g->n + 1024)
+			heap_compact(&t);
 	}
-done:
 	if (rc == REMAT_ENOFIT && err && err->code != REMAT_ENOFIT)
 		REMAT_FAIL(err, REMAT_ENOFIT, "replay does not fit in %lld bytes",
 			   (long long)limit);
+done:
 	if (rc)
 		remat_schedule_clear(out);
 	free(t.seq);
@@ -421,12 +579,13 @@ done:
 	free(t.ptr);
 	free(t.res);
 	free(t.lock);
-	free(t.rlist);
-	free(t.rpos);
 	free(t.mset);
 	free(t.mark);
 	free(t.owed);
 	free(t.pend);
-	free(t.cand);
+	free(t.ver);
+	free(t.deferred);
+	free(t.heap);
+	free(t.aside);
 	return rc;
 }
