@@ -18,8 +18,8 @@ every parameter gets an SGD update node, and the updated parameters are
 the graph's outputs.  Parameters and data are input nodes.
 
 ffn: Kumar et al. section 4's feed-forward network (ReLU layers, MSE loss,
-gradient descent), batch 4096, width 256 (float32): activations of 4 MiB,
-weights of 256 KiB.  transformer: a post-LN Transformer encoder stack with
+gradient descent), batch 8192, width 128 (float32): activations of 4 MiB,
+weights of 64 KiB, so that activations, not parameters, dominate memory.  transformer: a post-LN Transformer encoder stack with
 a softmax cross-entropy head (batch 32, sequence 256, model 512, 8 heads,
 feed-forward 2048, vocabulary 4096: Transformer Base sizes).  resnet: basic
 residual blocks (conv, relu, conv, add, relu) of 8 MiB activations, for
@@ -137,7 +137,7 @@ def chain(n):
 F = 4  # bytes per float32
 
 
-def ffn(layers, batch=4096, width=256):
+def ffn(layers, batch=8192, width=128):
     b = Builder("ffn%d" % layers)
     act = batch * width * F
     h = b.data("x", act)
