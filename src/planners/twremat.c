@@ -34,23 +34,32 @@
  * 5. Outputs and nodes with "recompute": false are computed once and then
  *    kept (the liveness pass never frees an output, and keeps the single
  *    instance of the other until its last use).
- * 6. TWRemat(k): without --cutoff, try k = n_bags, n_bags/2, ..., 1 until
- *    a schedule fits (each judged by the simulator through
- *    remat_best_offer), then bisect between the fitting k and the larger
- *    one that did not, keeping the cheapest schedule within budget.
+ * 6. TWRemat(k) (section 4.3): with --cutoff K, return the schedule for
+ *    k = K as it is.  Otherwise build it for k = n_bags + 1 (no recursion:
+ *    the topological order of what the outputs need), then halving k down
+ *    to 1, and offer each to remat_best_offer (the simulator judges) along
+ *    with step 7's replay of it; keep the cheapest schedule within budget.
+ * 7. Post-pass (tighten.c): replay each schedule's compute order within
+ *    the budget, keeping values while memory allows and evicting (then
+ *    recomputing) the cheapest ones per byte and time when it does not;
+ *    its frees are dropped again so that the liveness pass places them.
+ *    A schedule within budget comes back no more costly; one over budget
+ *    may come back within it.
  *
  * Complexity: O(n d^3) for the decomposition on graphs of small width d
- * (see treedec.h), O(n log n) for the hierarchy, and for each k time
- * linear in the schedule it emits times the in-degree; TWRemat(1) emits
+ * (see treedec.h), O(n log n) for the hierarchy, and for each of the
+ * O(log n) values of k time linear in the schedule it emits times the
+ * in-degree, plus O(steps log n) for its replay; TWRemat(1) emits
  * O(n^(1 + log2(w + 2))) steps on width w in the worst case (Theorem 5),
  * far fewer on network graphs.  Candidates longer than --max-steps are
  * dropped.
  *
  * Not guaranteed: the width is a heuristic's, so the memory bound of
- * Theorem 5 holds for that width only; the k search assumes peaks fall
- * as k falls, which holds mostly but not always; recompute: false nodes
- * and outputs computed deep inside the recursion stay resident, which
- * can make TWRemat(1) peak above what it would reach without them.
+ * Theorem 5 holds for that width only; only O(log n) values of k are
+ * tried, and the replay is greedy, so neither the least cost within the
+ * budget nor the lowest budget reachable is certain; "recompute": false
+ * nodes and outputs computed deep inside the recursion stay resident,
+ * which can make TWRemat(1) peak above what it would reach without them.
  */
 #include <math.h>
 #include <stdint.h>
@@ -679,6 +688,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	int64_t max_steps, def_steps;
 	struct remat_schedule tight;
 	int32_t k;
+	double t0 = remat_now();
 	int rc;
 
 	def_steps = (int64_t)g->n * 64;
@@ -705,12 +715,14 @@ static int twremat_plan(const struct remat_plan_request *req,
 			rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: time limit reached");
 		goto done;
 	}
-	/* Step 6: k = n_bags + 1 (no recursion), n_bags, n_bags / 2, ..., 1. */
+	/* Step 6: k = n_bags + 1 (no recursion), then halving down to 1. */
 	for (k = p.t.n + 1; k >= 1; k = k > 1 ? (k + 1) / 2 : 0) {
 		struct remat_progress pr = { "twremat", "search", -1, NAN, NAN, 0 };
 
-		if (remat_plan_expired(req) && best.have)
+		if (remat_plan_expired(req))
 			break;
+		pr.fraction = 1.0 - log2((double)k) / log2((double)p.t.n + 2.0);
+		pr.elapsed = remat_now() - t0;
 		if (best.have)
 			pr.incumbent = best.res.cost;
 		remat_plan_progress(req, &pr);
@@ -728,8 +740,9 @@ static int twremat_plan(const struct remat_plan_request *req,
 			break;
 	}
 	if (!best.have) {
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: no cutoff gives a schedule "
-				"within %lld bytes", (long long)req->budget);
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: %s within %lld bytes",
+				remat_plan_expired(req) ? "time ran out before a schedule was found"
+				: "no cutoff gives a schedule", (long long)req->budget);
 		goto done;
 	}
 	rc = remat_best_take(&best, out, err);
