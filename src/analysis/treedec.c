@@ -582,7 +582,8 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 		}
 		boff[i] = btot;
 		bidx[btot++] = v;
-		memcpy(bidx + btot, st.adj[v].a, sizeof(int32_t) * (size_t)d);
+		if (d > 0)
+			memcpy(bidx + btot, st.adj[v].a, sizeof(int32_t) * (size_t)d);
 		btot += d;
 		/* v's list is not needed again: it is dead. */
 	}

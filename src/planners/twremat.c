@@ -379,6 +379,8 @@ static void tw_sort_topo(struct tw_run *r, int64_t lo, int64_t hi)
 {
 	int64_t i;
 
+	if (hi - lo < 2)
+		return;
 	for (i = lo; i < hi; i++)
 		r->a[i] = r->g->topo_pos[r->a[i]];
 	qsort(r->a + lo, (size_t)(hi - lo), sizeof(int32_t), cmp_i32);
