@@ -12,8 +12,9 @@
  *    removing v costs each neighbour w the pairs (v, x) with x not in
  *    N(v); an added edge (a, b) removes the pair (a, b) from every common
  *    neighbour and gives a and b the pairs with their neighbours not
- *    adjacent to the other end.  Adjacency tests go through one hash set
- *    of edges; eliminated vertices are skipped lazily in adjacency lists.
+ *    adjacent to the other end.  Adjacency is tested by stamping one
+ *    vertex's neighbours in an array; eliminated vertices are dropped
+ *    lazily from adjacency lists.
  * 4. The parent of v's bag is the bag of the neighbour eliminated first
  *    after v (the standard chordal-completion tree); bags of the vertices
  *    that end a connected component hang under the last one, so the bags
@@ -34,16 +35,6 @@
 
 #include "remat/treedec.h"
 
-#define EMPTY_KEY UINT64_MAX
-
-/* A set of undirected edges over local vertex ids, open addressing. */
-struct edge_set {
-	uint64_t *keys;
-	uint64_t mask;
-	int shift;
-	size_t n;
-};
-
 struct adj_list {
 	int32_t *a;
 	int32_t len, cap;
@@ -51,7 +42,6 @@ struct adj_list {
 
 struct mf_state {
 	int32_t m;               /* vertices */
-	struct edge_set es;
 	struct adj_list *adj;
 	int32_t *deg;            /* live degree */
 	int64_t *fill;
@@ -65,86 +55,6 @@ struct mf_state {
 	int32_t *dmark;
 	int32_t dstamp;
 };
-
-static uint64_t edge_key(int32_t a, int32_t b)
-{
-	if (a > b) {
-		int32_t t = a;
-
-		a = b;
-		b = t;
-	}
-	return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
-}
-
-static uint64_t edge_slot(const struct edge_set *s, uint64_t k)
-{
-	return (k * 0x9E3779B97F4A7C15ull) >> s->shift;
-}
-
-static int eset_init(struct edge_set *s, size_t want)
-{
-	int bits = 4;
-
-	while (((size_t)1 << bits) < want * 2 + 16)
-		bits++;
-	s->keys = malloc(sizeof(uint64_t) << bits);
-	if (!s->keys)
-		return -1;
-	memset(s->keys, 0xff, sizeof(uint64_t) << bits);
-	s->mask = ((uint64_t)1 << bits) - 1;
-	s->shift = 64 - bits;
-	s->n = 0;
-	return 0;
-}
-
-static int eset_has(const struct edge_set *s, int32_t a, int32_t b)
-{
-	uint64_t k = edge_key(a, b), i = edge_slot(s, k);
-
-	while (s->keys[i] != EMPTY_KEY) {
-		if (s->keys[i] == k)
-			return 1;
-		i = (i + 1) & s->mask;
-	}
-	return 0;
-}
-
-/* Insert; returns 1 when added, 0 when present, -1 out of memory. */
-static int eset_add(struct edge_set *s, int32_t a, int32_t b)
-{
-	uint64_t k = edge_key(a, b), i;
-
-	if ((s->n + 1) * 2 > s->mask + 1) {
-		struct edge_set t;
-		uint64_t j;
-
-		if (eset_init(&t, (size_t)(s->mask + 1)))
-			return -1;
-		for (j = 0; j <= s->mask; j++) {
-			uint64_t kk = s->keys[j];
-
-			if (kk == EMPTY_KEY)
-				continue;
-			i = edge_slot(&t, kk);
-			while (t.keys[i] != EMPTY_KEY)
-				i = (i + 1) & t.mask;
-			t.keys[i] = kk;
-		}
-		t.n = s->n;
-		free(s->keys);
-		*s = t;
-	}
-	i = edge_slot(s, k);
-	while (s->keys[i] != EMPTY_KEY) {
-		if (s->keys[i] == k)
-			return 0;
-		i = (i + 1) & s->mask;
-	}
-	s->keys[i] = k;
-	s->n++;
-	return 1;
-}
 
 static int adj_push(struct adj_list *l, int32_t v)
 {
@@ -246,6 +156,15 @@ static void touch(struct mf_state *st, int32_t v)
 	}
 }
 
+static int32_t next_stamp(struct mf_state *st)
+{
+	if (st->stamp == INT32_MAX) {
+		memset(st->mark, 0, sizeof(int32_t) * (size_t)st->m);
+		st->stamp = 0;
+	}
+	return ++st->stamp;
+}
+
 /* ---- step 2: initial fills from a degree-ordered triangle count ---- */
 
 static int initial_fill(struct mf_state *st)
@@ -308,14 +227,15 @@ static int initial_fill(struct mf_state *st)
 	}
 	/* Each triangle is found once, from its lowest-ranked corner. */
 	for (u = 0; u < m; u++) {
-		st->stamp++;
+		int32_t su = next_stamp(st);
+
 		for (i = ooff[u]; i < ooff[u + 1]; i++)
-			st->mark[oidx[i]] = st->stamp;
+			st->mark[oidx[i]] = su;
 		for (i = ooff[u]; i < ooff[u + 1]; i++) {
 			int32_t v = oidx[i];
 
 			for (j = ooff[v]; j < ooff[v + 1]; j++)
-				if (st->mark[oidx[j]] == st->stamp) {
+				if (st->mark[oidx[j]] == su) {
 					tri[u]++;
 					tri[v]++;
 					tri[oidx[j]]++;
@@ -336,19 +256,19 @@ done:
 
 /* ---- step 3: one elimination ---- */
 
-/* Make a and b adjacent, keeping every fill exact.  -1: out of memory. */
-static int add_fill_edge(struct mf_state *st, int32_t a, int32_t b)
+/*
+ * Make a and b adjacent, keeping every fill exact; the live neighbours of
+ * a carry the stamp sa.  -1: out of memory.
+ */
+static int add_fill_edge(struct mf_state *st, int32_t a, int32_t b, int32_t sa)
 {
-	int32_t s = a, o = b, i, common = 0;
+	int32_t i, common = 0, len = adj_compact(st, b);
 
-	if (adj_compact(st, a) > adj_compact(st, b)) {
-		s = b;
-		o = a;
-	}
-	for (i = 0; i < st->adj[s].len; i++) {
-		int32_t c = st->adj[s].a[i];
+	/* Common neighbours lose the non-adjacent pair (a, b). */
+	for (i = 0; i < len; i++) {
+		int32_t c = st->adj[b].a[i];
 
-		if (c != o && eset_has(&st->es, c, o)) {
+		if (st->mark[c] == sa) {
 			common++;
 			st->fill[c]--;
 			touch(st, c);
@@ -360,51 +280,50 @@ static int add_fill_edge(struct mf_state *st, int32_t a, int32_t b)
 	st->deg[b]++;
 	touch(st, a);
 	touch(st, b);
-	if (eset_add(&st->es, a, b) < 0 || adj_push(&st->adj[a], b) || adj_push(&st->adj[b], a))
+	st->mark[b] = sa;
+	if (adj_push(&st->adj[a], b) || adj_push(&st->adj[b], a))
 		return -1;
 	return 0;
 }
 
 /*
  * Eliminate v: its live neighbours are left in st->adj[v] (compacted).
+ * Adjacency is tested with stamps: a vertex's neighbours are stamped,
+ * then candidates are looked up, O(sum of neighbour degrees).
  * Returns 0, or -1 when out of memory.
  */
 static int eliminate(struct mf_state *st, int32_t v)
 {
-	int32_t *nb, d, i, j;
+	int32_t *nb, d, i, j, sv, sa;
 
 	st->gone[v] = 1;
 	d = adj_compact(st, v);
 	nb = st->adj[v].a;
 	st->dstamp++;
 	st->n_dirty = 0;
-	st->stamp++;
+	sv = next_stamp(st);
 	for (i = 0; i < d; i++)
-		st->mark[nb[i]] = st->stamp;
+		st->mark[nb[i]] = sv;
 	for (i = 0; i < d; i++) {
-		int32_t w = nb[i], common = 0;
+		int32_t w = nb[i], common = 0, len = adj_compact(st, w);
 
-		/* |N(w) ∩ N(v)|, iterating the shorter side. */
-		if (st->adj[w].len < d) {
-			struct adj_list *l = &st->adj[w];
-
-			for (j = 0; j < l->len; j++)
-				if (!st->gone[l->a[j]] && st->mark[l->a[j]] == st->stamp)
-					common++;
-		} else {
-			for (j = 0; j < d; j++)
-				if (nb[j] != w && eset_has(&st->es, w, nb[j]))
-					common++;
-		}
+		/* |N(w) ∩ N(v)|: the pairs (v, x) with x outside N(v) go. */
+		for (j = 0; j < len; j++)
+			common += st->mark[st->adj[w].a[j]] == sv;
 		st->fill[w] -= st->deg[w] - 1 - common;
 		st->deg[w]--;
 		touch(st, w);
 	}
-	for (i = 0; i < d; i++)
+	for (i = 0; i + 1 < d; i++) {
+		int32_t a = nb[i], len = adj_compact(st, a);
+
+		sa = next_stamp(st);
+		for (j = 0; j < len; j++)
+			st->mark[st->adj[a].a[j]] = sa;
 		for (j = i + 1; j < d; j++)
-			if (!eset_has(&st->es, nb[i], nb[j]) &&
-			    add_fill_edge(st, nb[i], nb[j]))
+			if (st->mark[nb[j]] != sa && add_fill_edge(st, a, nb[j], sa))
 				return -1;
+	}
 	for (i = 0; i < st->n_dirty; i++) {
 		int32_t w = st->dirty[i];
 
@@ -432,14 +351,15 @@ static int bag_subset(struct mf_state *st, const int64_t *boff, const int32_t *b
 		      int32_t a, int32_t b)
 {
 	int64_t k;
+	int32_t sb;
 
 	if (boff[a + 1] - boff[a] > boff[b + 1] - boff[b])
 		return 0;
-	st->stamp++;
+	sb = next_stamp(st);
 	for (k = boff[b]; k < boff[b + 1]; k++)
-		st->mark[bidx[k]] = st->stamp;
+		st->mark[bidx[k]] = sb;
 	for (k = boff[a]; k < boff[a + 1]; k++)
-		if (st->mark[bidx[k]] != st->stamp)
+		if (st->mark[bidx[k]] != sb)
 			return 0;
 	return 1;
 }
@@ -522,27 +442,20 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 	if (!st.adj || !st.deg || !st.fill || !st.gone || !st.heap || !st.hpos ||
 	    !st.mark || !st.dirty || !st.dmark)
 		goto fail;
-	if (eset_init(&st.es, (size_t)g->n_edges + 16))
-		goto fail;
+	/* A DAG's distinct inputs give each undirected edge exactly once. */
 	for (v = 0; v < g->n; v++) {
 		if (loc[v] < 0)
 			continue;
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
 			int32_t u = g->in_idx[k], a = loc[v], b;
-			int added;
 
 			if (loc[u] < 0 || u == v)
 				continue;
 			b = loc[u];
-			added = eset_add(&st.es, a, b);
-			if (added < 0)
+			if (adj_push(&st.adj[a], b) || adj_push(&st.adj[b], a))
 				goto fail;
-			if (added) {
-				if (adj_push(&st.adj[a], b) || adj_push(&st.adj[b], a))
-					goto fail;
-				st.deg[a]++;
-				st.deg[b]++;
-			}
+			st.deg[a]++;
+			st.deg[b]++;
 		}
 	}
 	/* Step 2. */
@@ -747,7 +660,6 @@ done:
 	free(st.mark);
 	free(st.dirty);
 	free(st.dmark);
-	free(st.es.keys);
 	free(verts);
 	free(loc);
 	free(epos);
