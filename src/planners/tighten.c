@@ -45,7 +45,7 @@
 
 #define NO_USE INT32_MAX
 /* Largest recomputation an eviction may commit to (values). */
-#define CLOSURE_CAP 64
+#define CLOSURE_CAP 256
 
 struct tg_ent {
 	double score;     /* lower bound within the class */
