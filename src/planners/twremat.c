@@ -675,7 +675,7 @@ static const struct remat_planner_option twremat_options[] = {
 	{ "cutoff", "K", "stop the recursion at components of fewer than K bags "
 	  "(1: full Algorithm 1; default: searched for the cheapest fit)" },
 	{ "max-steps", "N", "drop candidate schedules longer than N computes "
-	  "(default 64 per node, at least 2000000)" },
+	  "(default 16 per node, at least 2000000)" },
 	{ NULL, NULL, NULL }
 };
 
@@ -693,7 +693,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	double t0 = remat_now();
 	int rc;
 
-	def_steps = (int64_t)g->n * 64;
+	def_steps = (int64_t)g->n * 16;
 	if (def_steps < 2000000)
 		def_steps = 2000000;
 	REMAT_TRY(remat_opt_int(req, "cutoff", 0, 1, 2147483647L, &cutoff, err));
