@@ -51,8 +51,8 @@ struct remat_treedec {
  * elimination, plus the same for each added edge) with stamp arrays for
  * adjacency tests, plus O(m^1.5) to count the initial triangles; memory
  * O(n + m + added edges).  Sparse graphs of small width, such as neural
- * network graphs, take near-linear time (20,000 nodes of width 4: about
- * 0.05 s; 20,000 nodes of width 300: about 6 s).
+ * network graphs, take near-linear time; the cost grows with the square
+ * of the width.
  */
 int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 			struct remat_treedec *td, struct remat_error *err);
