@@ -10,6 +10,7 @@
 #include "remat/planner.h"
 #include "remat/gen.h"
 #include "remat/chain.h"
+#include "remat/treedec.h"
 
 #define REMAT_VERSION "0.1.0"
 

@@ -16,8 +16,9 @@ int cmd_info(struct cli_args *a)
 	struct remat_chain *chain = NULL;
 	struct remat_error err;
 	int json = cli_flag(a, "json"), rc;
-	int32_t v, counts[5] = { 0 };
+	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
+	struct remat_treedec td;
 
 	remat_error_clear(&err);
 	rc = remat_graph_load_file(a->pos[0], &g, &err);
@@ -43,6 +44,12 @@ int cmd_info(struct cli_args *a)
 		remat_graph_free(g);
 		return cli_exit_code(rc);
 	}
+	/* The width is informative: left out (null) if the heuristic fails. */
+	if (remat_treedec_build(g, NULL, &td, &err) == REMAT_OK)
+		width = td.width;
+	else
+		width = -2;
+	remat_treedec_release(&td);
 	if (json) {
 		printf("{\"name\": ");
 		remat_json_write_str(stdout, g->name);
@@ -55,6 +62,10 @@ int cmd_info(struct cli_args *a)
 		       (long long)g->total_mem, (long long)g->no_remat_peak,
 		       (long long)g->min_peak_lower_bound);
 		remat_json_write_num(stdout, g->baseline_cost);
+		if (width >= -1)
+			printf(", \"treewidth\": %d", width);
+		else
+			printf(", \"treewidth\": null");
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
 		       "\"stages\": %d, \"largest_stage_nodes\": %d}\n",
@@ -92,6 +103,9 @@ int cmd_info(struct cli_args *a)
 		} else {
 			printf("chain stages   0\n");
 		}
+		if (width >= -1)
+			printf("tree width     %d (min-fill heuristic, an upper bound on the "
+			       "treewidth)\n", width);
 	}
 	remat_chain_free(chain);
 	remat_graph_free(g);

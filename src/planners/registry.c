@@ -13,6 +13,7 @@ extern const struct remat_planner remat_planner_none;
 extern const struct remat_planner remat_planner_chen;
 extern const struct remat_planner remat_planner_chen_greedy;
 extern const struct remat_planner remat_planner_rotor;
+extern const struct remat_planner remat_planner_twremat;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
@@ -20,6 +21,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_planner_chen,
 	&remat_planner_chen_greedy,
 	&remat_planner_rotor,
+	&remat_planner_twremat,
 	NULL
 };
 

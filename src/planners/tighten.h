@@ -1,0 +1,30 @@
+/*
+ * tighten.h - replay a compute order under a memory limit (internal).
+ *
+ * The order is read as a list of demands.  Values are kept while memory
+ * allows (a demand for a value still resident costs nothing) and evicted
+ * when it does not: first values the order itself computes again before
+ * reading them (free of charge), then values read again later, which are
+ * recomputed from their inputs when next needed.  See tighten.c.
+ */
+#ifndef REMAT_TIGHTEN_H
+#define REMAT_TIGHTEN_H
+
+#include "remat/planner.h"
+
+/*
+ * Replay the compute steps of order (free steps are ignored) within limit
+ * bytes, writing an explicit schedule (computes and frees) to out.
+ * Returns REMAT_OK with out valid whenever order was valid and the replay
+ * stayed within limit; REMAT_ENOFIT when it could not (every resident
+ * value locked or not recomputable) or out would exceed max_steps
+ * computes; REMAT_ENOMEM; REMAT_ECANCELED when req's deadline passed
+ * (req may be NULL).  When order fits within limit, so does out, at no
+ * more cost.  Time O(steps * (in-degree + resident values per eviction)).
+ */
+int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *order,
+		    int64_t limit, int64_t max_steps,
+		    const struct remat_plan_request *req,
+		    struct remat_schedule *out, struct remat_error *err);
+
+#endif
