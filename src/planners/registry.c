@@ -10,10 +10,14 @@
 
 extern const struct remat_planner remat_planner_auto;
 extern const struct remat_planner remat_planner_none;
+extern const struct remat_planner remat_planner_greedy;
+extern const struct remat_planner remat_planner_dtr;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
 	&remat_planner_none,
+	&remat_planner_greedy,
+	&remat_planner_dtr,
 	NULL
 };
 
