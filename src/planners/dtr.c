@@ -737,6 +737,10 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	}
 	if (rc == REMAT_OK && d.sp != 0)
 		rc = REMAT_FAIL(err, REMAT_EINTERNAL, "dtr: frame stack not empty at the end");
+	/* With no compute at all, the peak is the inputs at the start. */
+	if (rc == REMAT_OK && d.peak > d.budget)
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "dtr: the inputs alone (%lld bytes) exceed the "
+				"budget", (long long)d.peak);
 	st->peak = d.peak;
 	st->evictions = d.evictions;
 	st->eager_frees = d.eager_frees;
