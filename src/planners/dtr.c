@@ -489,9 +489,10 @@ static int compute(struct dtr *d, int32_t v)
 		if (c < 0)
 			return REMAT_FAIL(d->err, REMAT_ENOFIT,
 					  "dtr: cannot fit '%s': it needs %lld bytes with %lld "
-					  "resident that cannot be evicted (budget %lld)",
+					  "resident that cannot be evicted (budget %lld; %d "
+					  "candidates, all locked by %d nested ops)",
 					  g->id[v], (long long)need, (long long)d->cur,
-					  (long long)d->budget);
+					  (long long)d->budget, d->pool_n, d->sp);
 		REMAT_TRY(drop(d, c));
 		d->evictions++;
 	}
@@ -814,11 +815,11 @@ done:
 }
 
 static const struct remat_planner_option dtr_options[] = {
-	{ "heuristic", "NAME", "dtr: eviction heuristic: dtr, dtr-local, lru, largest or msps "
+	{ "heuristic", "NAME", "eviction heuristic: dtr, dtr-local, lru, largest or msps "
 	  "(default dtr)" },
-	{ "max-overhead", "X", "dtr: give up when recomputation exceeds X times the baseline "
+	{ "max-overhead", "X", "give up when recomputation exceeds X times the baseline "
 	  "cost (default 2)" },
-	{ "sample", "N", "dtr: score N random candidates per eviction when more are resident "
+	{ "sample", "N", "score N random candidates per eviction when more are resident "
 	  "(default 256; 0: score all)" },
 	{ NULL, NULL, NULL }
 };
