@@ -85,6 +85,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/budget.h"
 #include "remat/planner.h"
 #include "fit.h"
 
@@ -486,13 +487,18 @@ static int compute(struct dtr *d, int32_t v)
 	while (d->cur + need > d->budget) {
 		int32_t c = choose(d);
 
-		if (c < 0)
+		if (c < 0) {
+			char ne[32], cu[32], bu[32];
+
+			remat_format_bytes(need, ne, sizeof(ne));
+			remat_format_bytes(d->cur, cu, sizeof(cu));
+			remat_format_bytes(d->budget, bu, sizeof(bu));
 			return REMAT_FAIL(d->err, REMAT_ENOFIT,
-					  "dtr: cannot fit '%s': it needs %lld bytes with %lld "
-					  "resident that cannot be evicted (budget %lld; %d "
-					  "candidates, all locked by %d nested ops)",
-					  g->id[v], (long long)need, (long long)d->cur,
-					  (long long)d->budget, d->pool_n, d->sp);
+					  "dtr: cannot fit '%s': it needs %s with %s resident "
+					  "that cannot be evicted (budget %s; %d candidates, all "
+					  "locked by %d nested ops)", g->id[v], ne, cu, bu,
+					  d->pool_n, d->sp);
+		}
 		REMAT_TRY(drop(d, c));
 		d->evictions++;
 	}
@@ -505,11 +511,17 @@ static int compute(struct dtr *d, int32_t v)
 		uf_detach(d, v);
 		d->recomputes++;
 		d->remat_cost += g->cost[v];
-		if (d->remat_cost > d->max_remat_cost * (1 + 1e-12) ||
-		    d->recomputes > d->max_recomputes)
+		if (d->remat_cost > d->max_remat_cost * (1 + 1e-12))
 			return REMAT_FAIL(d->err, REMAT_ENOFIT,
-					  "dtr: recomputation exceeded the thrash limit "
-					  "(--max-overhead) while recomputing '%s'", g->id[v]);
+					  "dtr: recomputing '%s' takes the recomputation cost to "
+					  "%g, over the thrash limit of %g (--max-overhead times "
+					  "the baseline cost)", g->id[v], d->remat_cost,
+					  d->max_remat_cost);
+		if (d->recomputes > d->max_recomputes)
+			return REMAT_FAIL(d->err, REMAT_ENOFIT,
+					  "dtr: more than %lld recomputations (the thrash limit "
+					  "on steps) at '%s'", (long long)d->max_recomputes,
+					  g->id[v]);
 	}
 	d->state[v] = ST_RESIDENT;
 	pool_add(d, v);
@@ -741,7 +753,7 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	/* With no compute at all, the peak is the inputs at the start. */
 	if (rc == REMAT_OK && d.peak > d.budget)
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "dtr: the inputs alone (%lld bytes) exceed the "
-				"budget", (long long)d.peak);
+				"budget of %lld bytes", (long long)d.peak, (long long)d.budget);
 	st->peak = d.peak;
 	st->evictions = d.evictions;
 	st->eager_frees = d.eager_frees;

@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/budget.h"
 #include "remat/planner.h"
 
 struct greedy {
@@ -361,13 +362,18 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 		if (rc == REMAT_OK)
 			rc = place(&s, x, 0, x);
 	}
-	if (rc == REMAT_OK && s.peak > s.budget)
+	if (rc == REMAT_OK && s.peak > s.budget) {
+		char pk[32], bu[32];
+
+		remat_format_bytes(s.peak, pk, sizeof(pk));
+		remat_format_bytes(s.budget, bu, sizeof(bu));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT,
-				"greedy: memory reaches %lld bytes %s%s%s, over the budget of "
-				"%lld, with nothing left there to rematerialize",
-				(long long)s.peak, s.peak_node < 0 ? "at the start" : "at '",
+				"greedy: memory reaches %s (%lld bytes) %s%s%s, over the budget of "
+				"%s, with nothing left there to rematerialize", pk, (long long)s.peak,
+				s.peak_node < 0 ? "at the start" : "at '",
 				s.peak_node < 0 ? "" : g->id[s.peak_node],
-				s.peak_node < 0 ? "" : "'", (long long)s.budget);
+				s.peak_node < 0 ? "" : "'", bu);
+	}
 done:
 	greedy_release(&s);
 	return rc;
