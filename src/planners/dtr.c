@@ -25,15 +25,23 @@
  *    the budget, PerformEviction: the heuristic picks the resident,
  *    unlocked, rematerializable tensor with the lowest score (inputs and
  *    "recompute": false nodes never qualify, nor zero-byte tensors, which
- *    free nothing).  No candidate left: REMAT_ENOFIT.
+ *    free nothing).  When every candidate is locked by the pending ops
+ *    below the current one (a deep rematerialization), those ops release
+ *    their locks once and take them again when they resume, bringing
+ *    back what was evicted meanwhile; this departs from the paper only
+ *    where its runtime would run out of memory.  Still nothing to evict:
+ *    REMAT_ENOFIT.
  * 5. Eager frees (the variant the paper compares with Checkmate): after
- *    every op, an input that no later program step reads and that is not
- *    an output is freed at once.  It stays rematerializable: if a later
- *    rematerialization needs it, step 3 recomputes it.  A value that can
- *    never be recomputed (an input, "recompute": false) is kept until no
- *    rematerializable tensor that may still be needed depends on it
- *    (reference counts cascade from dead tensors to their parents).
- * 6. At the end, rematerialize every output that was evicted.
+ *    every op (also a rematerialization), an input that no later program
+ *    step reads and that is not an output is freed at once.  It stays
+ *    rematerializable: if a later rematerialization needs it, step 3
+ *    recomputes it.  A value that can never be recomputed (an input,
+ *    "recompute": false) is kept until no rematerializable tensor that may
+ *    still be needed depends on it (reference counts cascade from dead
+ *    tensors to their parents).
+ * 6. At the end, rematerialize every output that was evicted (the missing
+ *    ones first, while the resident ones can still make room), locking
+ *    each as it is back.
  * 7. Give up (REMAT_ENOFIT) when recomputation exceeds --max-overhead
  *    times the baseline cost (the paper's thrash limit, 2 by default), or
  *    when it exceeds a step count proportional to n (graphs of zero-cost
@@ -69,16 +77,21 @@
  * every tick; sampling keeps each eviction at O(sample * degree).
  *
  * Complexity: O(n + e) set-up; per executed op O(in-degree); per eviction
- * O(sample * degree * alpha(n)).  The number of ops executed is bounded by
- * the thrash limit.  Memory O(n + e + executed steps).
+ * O(sample * degree * alpha(n)) (a full scan when every draw is locked;
+ * a lock release costs the in-degrees of the pending ops).  The number
+ * of ops executed is bounded by the thrash limit.  Memory O(n + e +
+ * executed steps).
  *
  * Not guaranteed: DTR is online and greedy; it may recompute far more
  * than an optimal plan, or fail where a static planner fits (the paper's
- * "no free lunch": every heuristic has adversarial inputs).  With
- * sampling, the evicted tensor is the best of a sample, not of all.
- * Values that cannot be recomputed are held while a rematerializable
- * descendant may still need them, which on inference graphs can hold an
- * input longer than the no-remat order would.
+ * "no free lunch": every heuristic has adversarial inputs).  Deep
+ * inference DAGs are its weak spot: eager frees leave no checkpoint
+ * behind the frontier, so an evicted tensor is recomputed from the
+ * inputs, shared ancestors once per descendant, and the thrash limit
+ * ends the run.  With sampling, the evicted tensor is the best of a
+ * sample, not of all.  Values that cannot be recomputed are held while a
+ * rematerializable descendant may still need them, which on inference
+ * graphs can hold an input longer than the no-remat order would.
  */
 #include <math.h>
 #include <stdio.h>
@@ -141,12 +154,12 @@ struct dtr {
 	uint8_t *lb;        /* per-frame "this input is locked by me" bits */
 	int64_t lb_top;
 	int32_t *cascade;
-	int64_t evictions, eager_frees;
+	int64_t evictions, eager_frees, spills;
 };
 
 /* What a run did, for the report. */
 struct dtr_stats {
-	int64_t peak, evictions, eager_frees, recomputes;
+	int64_t peak, evictions, eager_frees, recomputes, spills;
 };
 
 static int is_remat(const struct remat_graph *g, int32_t v)
@@ -402,7 +415,13 @@ static int drop(struct dtr *d, int32_t v)
 	return REMAT_OK;
 }
 
-/* Free v if nothing will read it again (step 5). */
+/*
+ * Step 5: free v if it is not an output and nothing will read it again:
+ * no later program step for a rematerializable value (a later
+ * rematerialization may still bring it back), nothing at all (alive == 0)
+ * for one that cannot be recomputed.  Values a pending op is waiting for
+ * (want) or holds (lock) stay.
+ */
 static int maybe_free(struct dtr *d, int32_t v)
 {
 	const struct remat_graph *g = d->g;
@@ -478,15 +497,52 @@ static int push_frame(struct dtr *d, int32_t v)
 }
 
 /* Compute v now that its inputs are resident and locked (steps 2-4). */
+/*
+ * Every candidate is locked: let the pending ops below the top release
+ * their resident inputs.  Each resumes from its first input and locks (or
+ * brings back) them again.  Returns the number of locks released.
+ */
+static int64_t spill(struct dtr *d)
+{
+	const struct remat_graph *g = d->g;
+	int64_t n = 0;
+	int32_t i, j;
+
+	for (i = 0; i + 1 < d->sp; i++) {
+		struct dtr_frame *f = &d->stack[i];
+		int32_t off = g->in_off[f->v], deg = g->in_off[f->v + 1] - off;
+
+		for (j = 0; j < deg; j++)
+			if (d->lb[f->base + j]) {
+				int32_t u = g->in_idx[off + j];
+
+				d->lb[f->base + j] = 0;
+				d->lock[u]--;
+				d->want[u]++;
+				n++;
+			}
+		f->k = 0;
+	}
+	if (n)
+		d->spills++;
+	return n;
+}
+
 static int compute(struct dtr *d, int32_t v)
 {
 	const struct remat_graph *g = d->g;
 	int64_t need = g->mem[v] + g->workspace[v];
 	int32_t k;
+	int spilled = 0;
 
 	while (d->cur + need > d->budget) {
 		int32_t c = choose(d);
 
+		if (c < 0 && !spilled) {
+			spilled = 1;
+			if (spill(d) > 0)
+				continue;
+		}
 		if (c < 0) {
 			char ne[32], cu[32], bu[32];
 
@@ -739,15 +795,22 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 		rc = run_op(&d, v, 1);
 		d.main_done++;
 	}
-	/* Step 6: outputs evicted along the way come back, and stay. */
-	for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++) {
-		int32_t o = g->outputs[i];
+	/*
+	 * Step 6: outputs evicted along the way come back, and stay (locked).
+	 * The missing ones first, while the resident ones may still make room
+	 * for them (they are then brought back in the second pass).
+	 */
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++) {
+			int32_t o = g->outputs[i];
 
-		if (d.state[o] != ST_RESIDENT)
-			rc = run_op(&d, o, 0);
-		if (rc == REMAT_OK)
-			d.lock[o]++;
-	}
+			if (d.lock[o] || (k == 0 && d.state[o] == ST_RESIDENT))
+				continue;
+			if (d.state[o] != ST_RESIDENT)
+				rc = run_op(&d, o, 0);
+			if (rc == REMAT_OK)
+				d.lock[o]++;
+		}
 	if (rc == REMAT_OK && d.sp != 0)
 		rc = REMAT_FAIL(err, REMAT_EINTERNAL, "dtr: frame stack not empty at the end");
 	/* With no compute at all, the peak is the inputs at the start. */
@@ -758,6 +821,7 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	st->evictions = d.evictions;
 	st->eager_frees = d.eager_frees;
 	st->recomputes = d.recomputes;
+	st->spills = d.spills;
 done:
 	dtr_release(&d);
 	return rc;
@@ -769,9 +833,10 @@ static void dtr_note(const struct remat_plan_request *req, int heur,
 	if (req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "dtr heuristic %s: %lld evictions, %lld eager frees, "
-			 "%lld recomputes, runtime peak %lld bytes", heur_names[heur],
-			 (long long)st->evictions, (long long)st->eager_frees,
-			 (long long)st->recomputes, (long long)st->peak);
+			 "%lld recomputes, %lld spills, runtime peak %lld bytes",
+			 heur_names[heur], (long long)st->evictions,
+			 (long long)st->eager_frees, (long long)st->recomputes,
+			 (long long)st->spills, (long long)st->peak);
 }
 
 /*

@@ -112,20 +112,20 @@ static void test_kumar_every_heuristic(void **state)
  *   D        2   0.3  1   0.15              0.15              0.15 <-msps
  * lru: A (oldest); largest: B.
  */
-static const char *const HEUR_GRAPH =
-	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
-	"{\"id\":\"A\",\"mem\":2,%s},"
-	"{\"id\":\"B\",\"mem\":8,\"cost\":40%s},"
-	"{\"id\":\"P\",\"mem\":1,\"cost\":10},"
-	"{\"id\":\"C\",\"mem\":4,\"cost\":1,\"inputs\":[\"P\"]},"
-	"{\"id\":\"E\",\"mem\":2,\"cost\":0.5},"
-	"{\"id\":\"D\",\"mem\":2,\"cost\":0.3},"
-	"{\"id\":\"X\",\"mem\":1,\"cost\":1},"
-	"{\"id\":\"yA\",\"mem\":1,\"inputs\":[\"A\"]},"
-	"{\"id\":\"yB\",\"mem\":1,\"inputs\":[\"B\"]},"
-	"{\"id\":\"yC\",\"mem\":1,\"inputs\":[\"C\"]},"
-	"{\"id\":\"yE\",\"mem\":1,\"inputs\":[\"E\"]},"
-	"{\"id\":\"yD\",\"mem\":1,\"inputs\":[\"D\"]}]}";
+#define HEUR_GRAPH \
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[" \
+	"{\"id\":\"A\",\"mem\":2,%s}," \
+	"{\"id\":\"B\",\"mem\":8,\"cost\":40%s}," \
+	"{\"id\":\"P\",\"mem\":1,\"cost\":10}," \
+	"{\"id\":\"C\",\"mem\":4,\"cost\":1,\"inputs\":[\"P\"]}," \
+	"{\"id\":\"E\",\"mem\":2,\"cost\":0.5}," \
+	"{\"id\":\"D\",\"mem\":2,\"cost\":0.3}," \
+	"{\"id\":\"X\",\"mem\":1,\"cost\":1}," \
+	"{\"id\":\"yA\",\"mem\":1,\"inputs\":[\"A\"]}," \
+	"{\"id\":\"yB\",\"mem\":1,\"inputs\":[\"B\"]}," \
+	"{\"id\":\"yC\",\"mem\":1,\"inputs\":[\"C\"]}," \
+	"{\"id\":\"yE\",\"mem\":1,\"inputs\":[\"E\"]}," \
+	"{\"id\":\"yD\",\"mem\":1,\"inputs\":[\"D\"]}]}"
 
 /* a_fields: A's cost or kind; b_extra: more fields for B. */
 static struct remat_graph *heur_graph(const char *a_fields, const char *b_extra)
@@ -240,6 +240,51 @@ static void test_evicted_output_returns(void **state)
 	assert_int_equal(dtr_run(g, 6, NULL, NULL, &s, &r, &err), REMAT_OK);
 	assert_string_equal(tu_sched_text(g, &s), "o1 -o1 z1 z2 -z1 o1");
 	assert_int_equal(r.peak_mem, 5);
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
+/*
+ * Lock release in a deep rematerialization (step 4).  R (3 bytes), Q (1)
+ * reads R, Y (5) with Yc (0) reading it, P (4), Z (0) reads P and Q.
+ * Order R Q Y Yc P Z; budget 5 (the lower bound: Y alone, or P + Q).
+ * R Q, then R is freed (Q was its last reader).  Y needs 1 + 5: Q goes.
+ * Yc; Y is freed.  P at 4.  Z locks P and brings Q back, which needs R:
+ * 4 + 3 > 5 and the only candidate, P, is locked by Z.  Z releases P; P
+ * goes; R (3), Q (4), R freed; Z resumes: P again (1 + 4), then Z; P and
+ * Q are freed after their last reader.
+ */
+static void test_lock_release(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"R\",\"mem\":3},"
+		"{\"id\":\"Q\",\"mem\":1,\"inputs\":[\"R\"]},"
+		"{\"id\":\"Y\",\"mem\":5},"
+		"{\"id\":\"Yc\",\"mem\":0,\"inputs\":[\"Y\"]},"
+		"{\"id\":\"P\",\"mem\":4},"
+		"{\"id\":\"Z\",\"mem\":0,\"inputs\":[\"P\",\"Q\"]}]}");
+	struct remat_schedule s;
+	struct remat_plan_report rep;
+	struct remat_error err;
+	struct remat_sim_result r;
+	size_t i;
+
+	(void)state;
+	remat_schedule_init(&s);
+	assert_int_equal(g->min_peak_lower_bound, 5);
+	assert_int_equal(g->no_remat_peak, 6);
+	for (i = 0; i < sizeof(HEURISTICS) / sizeof(HEURISTICS[0]); i++) {
+		struct remat_kv o = { "heuristic", HEURISTICS[i] };
+
+		assert_int_equal(dtr_direct(g, 5, &o, 1, &s, &rep, &err), REMAT_OK);
+		assert_string_equal(tu_sched_text(g, &s),
+				    "R Q -R -Q Y Yc -Y P -P R Q -R P Z -P -Q");
+		assert_non_null(strstr(rep.note, " 1 spills"));
+		assert_int_equal(remat_simulate(g, &s, 5, NULL, &r, NULL), REMAT_OK);
+		assert_true(r.valid && r.feasible);
+		assert_int_equal(r.recomputes, 3);
+	}
 	remat_schedule_release(&s);
 	remat_graph_free(g);
 }
@@ -491,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_inputs_never_evicted),
 		cmocka_unit_test(test_workspace_forces_eviction),
 		cmocka_unit_test(test_evicted_output_returns),
+		cmocka_unit_test(test_lock_release),
 		cmocka_unit_test(test_thrash_limit),
 		cmocka_unit_test(test_nothing_evictable),
 		cmocka_unit_test(test_bad_options),

@@ -53,15 +53,15 @@ static void test_kumar(void **state)
  * then ya, yb, yc (1 byte each) reading a, b, c; t and the y's are
  * outputs.  No-remat peak 16, at ya (a b c t ya).
  */
-static const char *const ABC =
-	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
-	"{\"id\":\"a\",\"mem\":3,\"cost\":1},"
-	"{\"id\":\"b\",\"mem\":5,\"cost\":9},"
-	"{\"id\":\"c\",\"mem\":5,\"cost\":2%s},"
-	"{\"id\":\"t\",\"mem\":2},"
-	"{\"id\":\"ya\",\"mem\":1,\"inputs\":[\"a\"]},"
-	"{\"id\":\"yb\",\"mem\":1,\"inputs\":[\"b\"]},"
-	"{\"id\":\"yc\",\"mem\":1,\"inputs\":[\"c\"]}]}";
+#define ABC \
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[" \
+	"{\"id\":\"a\",\"mem\":3,\"cost\":1}," \
+	"{\"id\":\"b\",\"mem\":5,\"cost\":9}," \
+	"{\"id\":\"c\",\"mem\":5,\"cost\":2%s}," \
+	"{\"id\":\"t\",\"mem\":2}," \
+	"{\"id\":\"ya\",\"mem\":1,\"inputs\":[\"a\"]}," \
+	"{\"id\":\"yb\",\"mem\":1,\"inputs\":[\"b\"]}," \
+	"{\"id\":\"yc\",\"mem\":1,\"inputs\":[\"c\"]}]}"
 
 static struct remat_graph *abc(const char *c_extra)
 {
