@@ -496,7 +496,6 @@ static int push_frame(struct dtr *d, int32_t v)
 	return REMAT_OK;
 }
 
-/* Compute v now that its inputs are resident and locked (steps 2-4). */
 /*
  * Every candidate is locked: let the pending ops below the top release
  * their resident inputs.  Each resumes from its first input and locks (or
@@ -528,6 +527,7 @@ static int64_t spill(struct dtr *d)
 	return n;
 }
 
+/* Compute v now that its inputs are resident and locked (steps 2-4). */
 static int compute(struct dtr *d, int32_t v)
 {
 	const struct remat_graph *g = d->g;
