@@ -45,8 +45,9 @@
  * 7. Give up (REMAT_ENOFIT) when recomputation exceeds --max-overhead
  *    times the baseline cost (the paper's thrash limit, 2 by default), or
  *    when it exceeds a step count proportional to n (graphs of zero-cost
- *    nodes).  At budgets covering the no-remat peak the plain topological
- *    order is offered too and the cheaper schedule kept.
+ *    nodes), or when the time limit runs out (checked every 4096 ops).
+ *    At budgets covering the no-remat peak the plain topological order is
+ *    offered too and the cheaper schedule kept.
  *
  * Heuristics (--heuristic; lowest score is evicted; ties: least recently
  * used, then larger, then lower index):
@@ -587,7 +588,8 @@ static int compute(struct dtr *d, int32_t v)
 	d->clock++;
 	if ((++d->computes & 4095) == 0) {
 		if (remat_plan_expired(d->req))
-			return REMAT_FAIL(d->err, REMAT_ECANCELED, "dtr: time limit reached");
+			return REMAT_FAIL(d->err, REMAT_ENOFIT, "dtr: the time limit ran out "
+					  "before the run finished");
 		if ((d->computes & 65535) == 0) {
 			struct remat_progress pr = { "dtr", "run", -1, NAN, NAN, 0 };
 

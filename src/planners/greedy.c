@@ -32,7 +32,8 @@
  *    Under these rules the memory freed here is exactly the value's size.
  *    Free it now and schedule its recomputation right before its next use.
  * 3. When no value qualifies, place w anyway and move on.
- * 4. If any step is over the budget, REMAT_ENOFIT.
+ * 4. If any step is over the budget, or the time limit runs out (checked
+ *    every 4096 items), REMAT_ENOFIT.
  *
  * Complexity: O((n + e) log n): a max-heap keyed by (size, -cost) with
  * lazy deletion holds the qualifying values; each residency change
@@ -238,7 +239,8 @@ static int place(struct greedy *s, int32_t w, int clone, int32_t x)
 	}
 	REMAT_TRY(check_free(s, w));
 	if ((++s->placed & 4095) == 0 && remat_plan_expired(s->req))
-		return REMAT_FAIL(s->err, REMAT_ECANCELED, "greedy: time limit reached");
+		return REMAT_FAIL(s->err, REMAT_ENOFIT, "greedy: the time limit ran out "
+				  "before the walk finished");
 	return REMAT_OK;
 }
 

@@ -499,6 +499,28 @@ static void test_deep_chain_explicit_stack(void **state)
 	remat_graph_free(g);
 }
 
+/* A deadline already past: the run stops at its next check (every 4096 ops). */
+static void test_deadline(void **state)
+{
+	struct remat_graph *g = train_chain(4096);
+	struct remat_plan_request req;
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+
+	(void)state;
+	remat_schedule_init(&s);
+	memset(&req, 0, sizeof(req));
+	req.graph = g;
+	req.budget = 128;
+	req.deadline = remat_now() - 1;
+	assert_int_equal(remat_plan_run(remat_planner_find("dtr"), &req, &s, &r, &err),
+			 REMAT_ENOFIT);
+	assert_non_null(strstr(err.msg, "time limit"));
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
 /* Same seed, same schedule, also when sampling (--sample 2). */
 static void test_deterministic_sampling(void **state)
 {
@@ -542,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_chain_linear_recomputes),
 		cmocka_unit_test(test_deep_chain_explicit_stack),
+		cmocka_unit_test(test_deadline),
 		cmocka_unit_test(test_deterministic_sampling),
 	};
 

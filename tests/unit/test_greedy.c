@@ -239,6 +239,44 @@ static void test_denylist(void **state)
 	remat_graph_free(g);
 }
 
+/* A deadline already past: the walk stops at its next check (every 4096 items). */
+static void test_deadline(void **state)
+{
+	struct remat_graph_builder *b = NULL;
+	struct remat_graph *g = NULL;
+	struct remat_plan_request req;
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+	char id[32], in0[32];
+	const char *ins[1] = { in0 };
+	int i;
+
+	(void)state;
+	assert_int_equal(remat_builder_new("chain", &b, &err), REMAT_OK);
+	for (i = 0; i < 5000; i++) {
+		struct remat_node_spec v = { id, REMAT_KIND_OP, 1, 0, 1, 1, NULL, NULL, ins, i > 0 };
+
+		snprintf(id, sizeof(id), "v%d", i);
+		snprintf(in0, sizeof(in0), "v%d", i - 1);
+		assert_int_equal(remat_builder_add(b, &v, &err), REMAT_OK);
+	}
+	assert_int_equal(remat_builder_finish(b, &g, &err), REMAT_OK);
+	remat_schedule_init(&s);
+	memset(&req, 0, sizeof(req));
+	req.graph = g;
+	req.budget = g->no_remat_peak;
+	req.deadline = remat_now() - 1;
+	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
+			 REMAT_ENOFIT);
+	assert_non_null(strstr(err.msg, "time limit"));
+	req.deadline = 0;
+	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
+			 REMAT_OK);
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_moves_on_then_enofit),
 		cmocka_unit_test(test_inputs_must_be_resident),
 		cmocka_unit_test(test_denylist),
+		cmocka_unit_test(test_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
