@@ -14,6 +14,8 @@ extern const struct remat_planner remat_planner_chen;
 extern const struct remat_planner remat_planner_chen_greedy;
 extern const struct remat_planner remat_planner_rotor;
 extern const struct remat_planner remat_planner_twremat;
+extern const struct remat_planner remat_planner_greedy;
+extern const struct remat_planner remat_planner_dtr;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
@@ -22,6 +24,8 @@ static const struct remat_planner *const planners[] = {
 	&remat_planner_chen_greedy,
 	&remat_planner_rotor,
 	&remat_planner_twremat,
+	&remat_planner_greedy,
+	&remat_planner_dtr,
 	NULL
 };
 
