@@ -76,10 +76,12 @@ int cmd_plan(struct cli_args *a);
 int cmd_simulate(struct cli_args *a);
 int cmd_info(struct cli_args *a);
 int cmd_planners(struct cli_args *a);
+int cmd_bench(struct cli_args *a);
 
 extern const struct cli_opt cmd_plan_opts[];
 extern const struct cli_opt cmd_simulate_opts[];
 extern const struct cli_opt cmd_info_opts[];
 extern const struct cli_opt cmd_planners_opts[];
+extern const struct cli_opt cmd_bench_opts[];
 
 #endif
