@@ -189,8 +189,10 @@ static int parse_range(struct remat_i_budget_list *l, const char *item,
 	for (k = 0; k < n; k++) {
 		/* A convex combination, so the numerator is never negative. */
 		__int128 num = (__int128)va * (n - 1) + ((__int128)vb - va) * k;
+		/* Percentages to the nearest micro percent, sizes down to a byte. */
+		__int128 v = lo.percent ? (2 * num + (n - 1)) / (2 * (n - 1)) : num / (n - 1);
 
-		fmt_point(pt, sizeof(pt), lo.percent, (long long)(num / (n - 1)));
+		fmt_point(pt, sizeof(pt), lo.percent, (long long)v);
 		REMAT_TRY(push(l, pt, err));
 	}
 	return REMAT_OK;

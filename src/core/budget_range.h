@@ -6,10 +6,11 @@
  * ("60%", "1.5GiB", "1048576") or a range LO..HI:N or LO..HI:STEP.
  *
  * - LO..HI:N (N a bare integer >= 2): N evenly spaced points from LO to HI,
- *   both included: point k (k = 0..N-1) is LO + k*(HI-LO)/(N-1), exactly,
- *   then rounded down (percentages to 6 decimal places, byte sizes to a
- *   whole byte).  "30%..100%:8" is 30%, 40%, ..., 100%; "30%..100%:10" is
- *   30%, 37.777777%, 45.555555%, ..., 100%.
+ *   both included: point k (k = 0..N-1) is LO + k*(HI-LO)/(N-1), computed
+ *   exactly, then rounded: percentages to the nearest millionth of a
+ *   percent (halves up), sizes down to a whole byte.  "30%..100%:8" is
+ *   30%, 40%, ..., 100%; "30%..100%:10" is 30%, 37.777778%, 45.555556%,
+ *   ..., 100%.
  * - LO..HI:STEP (STEP with "%" or a unit, the same kind as LO and HI): LO,
  *   LO+STEP, ... up to HI (included when reached exactly); a range with
  *   LO > HI walks down.  "30%..100%:10%" is 30%, 40%, ..., 100%;

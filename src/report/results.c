@@ -987,21 +987,18 @@ int remat_i_rows_compare(struct remat_i_rows *base, struct remat_i_rows *cur,
 			continue;
 		}
 		r = ec[j++].r;
-		/* A result that claims to fit but does not is wrong in any case. */
+		b = c == 0 ? eb[i++].r : NULL;
+		if (b)
+			out->compared++;
 		if (r->status == REMAT_I_RUN_OK && r->feasible && r->has_schedule &&
-		    r->peak > r->budget)
-			bad |= add_finding(out, REMAT_I_REGRESSION, r, "peak %lld bytes exceeds "
-					   "its budget of %lld bytes", (long long)r->peak,
-					   (long long)r->budget);
-		if (c > 0) {
-			bad |= add_finding(out, REMAT_I_NEW, r, "not in the baseline");
-			if (bad)
-				goto oom;
-			continue;
-		}
-		b = eb[i++].r;
-		out->compared++;
-		if (b->budget != r->budget) {
+		    r->peak > r->budget) {
+			/* A result that claims to fit but does not is wrong in any case. */
+			bad = add_finding(out, REMAT_I_REGRESSION, r, "peak %lld bytes exceeds "
+					  "its budget of %lld bytes", (long long)r->peak,
+					  (long long)r->budget);
+		} else if (!b) {
+			bad = add_finding(out, REMAT_I_NEW, r, "not in the baseline");
+		} else if (b->budget != r->budget) {
 			bad |= add_finding(out, REMAT_I_MISMATCH, r, "budget is %lld bytes, "
 					   "%lld in the baseline: the graph changed; regenerate "
 					   "the baseline", (long long)r->budget, (long long)b->budget);
