@@ -669,7 +669,7 @@ static int read_json(const char *buf, size_t len, const char *source,
 	int rc = REMAT_OK;
 	int64_t idx = 0;
 
-	REMAT_TRY(remat_i_json_parse(buf, len, source, &root, err));
+	REMAT_TRY(remat_i_json_parse_copy(buf, len, source, &root, err));
 	rows = cJSON_IsArray(root) ? root : remat_i_json_member(root, "rows", NULL);
 	if (!cJSON_IsArray(rows)) {
 		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: not a remat bench results file (no "
