@@ -318,7 +318,7 @@ static void print_table(const struct remat_i_rows *t)
 	       "status", "peak", "overhead", "recomputes", "time");
 	for (i = 0; i < t->n; i++) {
 		const struct remat_i_row *r = &t->v[i];
-		char b[32], bud[48], pk[32] = "-", ov[24] = "-", rc[24] = "-";
+		char b[32], bud[48], pk[32] = "-", ov[24] = "-", rc[24] = "-", tm[32];
 
 		remat_format_bytes(r->budget, b, sizeof(b));
 		snprintf(bud, sizeof(bud), "%s (%s)", r->budget_spec, b);
@@ -327,8 +327,12 @@ static void print_table(const struct remat_i_rows *t)
 			snprintf(ov, sizeof(ov), "%+.2f%%", 100 * r->overhead);
 			snprintf(rc, sizeof(rc), "%lld", (long long)r->recomputes);
 		}
-		printf("%-24s %-12s %-22s %-7s %-11s %-10s %-10s %.3f s\n", r->graph, r->planner,
-		       bud, remat_i_run_status_name(r->status), pk, ov, rc, r->time_s);
+		if (isnan(r->time_s))
+			snprintf(tm, sizeof(tm), "-");
+		else
+			snprintf(tm, sizeof(tm), "%.3f s", r->time_s);
+		printf("%-24s %-12s %-22s %-7s %-11s %-10s %-10s %s\n", r->graph, r->planner,
+		       bud, remat_i_run_status_name(r->status), pk, ov, rc, tm);
 	}
 }
 
@@ -389,6 +393,10 @@ static int baseline_stage(struct cli_args *a, struct remat_i_rows *cur, double t
 			100 * tol);
 	}
 	if (update) {
+		if (have_old && cmp.count[REMAT_I_MISSING] > 0)
+			fprintf(stderr, "remat bench: note: %lld runs of the old baseline were not "
+				"run here and are left out of the new one\n",
+				(long long)cmp.count[REMAT_I_MISSING]);
 		if (remat_i_rows_write(path, cur, NULL, REMAT_I_ROWS_NO_TIME, &err)) {
 			cli_error("%s", err.msg);
 			code = 4;
@@ -437,8 +445,8 @@ static int merge_inputs(struct cli_args *a, struct remat_i_rows *t)
 		fprintf(stderr, "remat bench: %lld runs appeared more than once; kept the one "
 			"read last\n", (long long)dropped);
 	if (code == 0 && !cli_flag(a, "quiet"))
-		fprintf(stderr, "remat bench: merged %lld runs from %d files\n", (long long)t->n,
-			nfiles);
+		fprintf(stderr, "remat bench: merged %lld runs from %d file%s\n", (long long)t->n,
+			nfiles, nfiles == 1 ? "" : "s");
 	remat_i_bench_files_free(files, from_dir, nfiles);
 	return code;
 }
