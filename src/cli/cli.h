@@ -78,6 +78,7 @@ int cmd_info(struct cli_args *a);
 int cmd_planners(struct cli_args *a);
 int cmd_gen(struct cli_args *a);
 int cmd_convert(struct cli_args *a);
+int cmd_bench(struct cli_args *a);
 
 extern const struct cli_opt cmd_plan_opts[];
 extern const struct cli_opt cmd_simulate_opts[];
@@ -85,5 +86,6 @@ extern const struct cli_opt cmd_info_opts[];
 extern const struct cli_opt cmd_planners_opts[];
 extern const struct cli_opt cmd_gen_opts[];
 extern const struct cli_opt cmd_convert_opts[];
+extern const struct cli_opt cmd_bench_opts[];
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "../core/util.h"
+#include "../report/svg.h"
 
 const struct cli_opt cmd_plan_opts[] = {
 	{ "budget", 'b', "B", "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak", 0 },
@@ -17,6 +18,7 @@ const struct cli_opt cmd_plan_opts[] = {
 	{ "seed", 0, "N", "seed for randomized planners (default 1)", 0 },
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
 	{ "quiet", 'q', NULL, "no progress display", 0 },
+	{ "timeline", 0, "FILE", "draw memory at every step to FILE (SVG, written atomically)", 0 },
 	{ NULL, 0, NULL, NULL, 0 }
 };
 
@@ -132,6 +134,19 @@ int cmd_plan(struct cli_args *a)
 		struct remat_schedule_meta meta = { p->name, req.budget, &res };
 
 		rc = remat_schedule_write(out, g, &s, &meta, &err);
+	}
+	/* Also over budget: the picture shows where it does not fit. */
+	if ((rc == REMAT_OK || (rc == REMAT_ENOFIT && res.valid)) && cli_get(a, "timeline")) {
+		char label[96];
+		int trc;
+
+		snprintf(label, sizeof(label), "planner %s%s%s%s", p->name,
+			 report.chosen[0] ? " (chose " : "", report.chosen,
+			 report.chosen[0] ? ")" : "");
+		trc = remat_i_svg_timeline_write(cli_get(a, "timeline"), g, &s, req.budget, label,
+						 &err);
+		if (trc)
+			rc = trc;
 	}
 	if (rc != REMAT_OK) {
 		cli_error("%s", err.msg);

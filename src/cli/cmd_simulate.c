@@ -3,10 +3,12 @@
 
 #include "cli.h"
 #include "../core/util.h"
+#include "../report/svg.h"
 
 const struct cli_opt cmd_simulate_opts[] = {
 	{ "budget", 'b', "B", "also check the peak against B (bytes, 4GiB, 60%, ...)", 0 },
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
+	{ "timeline", 0, "FILE", "draw memory at every step to FILE (SVG, written atomically)", 0 },
 	{ NULL, 0, NULL, NULL, 0 }
 };
 
@@ -52,6 +54,13 @@ int cmd_simulate(struct cli_args *a)
 		if (json)
 			cli_print_result_json(stdout, &res, budget, NULL, NULL, 0, msg, NULL);
 		code = 1;
+		goto done;
+	}
+	if (cli_get(a, "timeline") &&
+	    (rc = remat_i_svg_timeline_write(cli_get(a, "timeline"), g, &s, budget,
+					     remat_i_basename(spath), &err))) {
+		cli_error("%s", err.msg);
+		code = cli_exit_code(rc);
 		goto done;
 	}
 	code = res.feasible ? 0 : 3;

@@ -38,6 +38,20 @@ static const struct cli_cmd commands[] = {
 	  cmd_gen_opts, 1, 2, 0, cmd_gen },
 	{ "convert", "IN [-o OUT]", "convert a graph (remat-graph or networkx node-link) to remat-graph",
 	  NULL, cmd_convert_opts, 1, 1, 0, cmd_convert },
+	{ "bench", "GRAPH|FOLDER... [--planners LIST] [--budgets LIST] [-o FILE] [options]\n"
+	  "       remat bench --merge RESULTS|FOLDER... [-o FILE] [--plot DIR] [--baseline FILE]",
+	  "run planners x budgets over graphs; merge, plot and check results",
+	  "Runs every planner on every graph at every budget, each run in its own\n"
+	  "process (--jobs at once), and writes one row per run to each -o file as\n"
+	  "it finishes: graph, nodes, planner, budget, status (ok, nofit, timeout,\n"
+	  "crash, error), feasible, peak, cost, overhead, recomputes, planning\n"
+	  "time, the no-remat peak and the lower bound.  Budget lists: 80%,60%;\n"
+	  "LO..HI:N is N evenly spaced points, both ends included (30%..100%:8 is\n"
+	  "30%, 40%, ..., 100%); LO..HI:STEP steps by a size or percentage\n"
+	  "(30%..100%:10% is the same eight).  Exit 0: every run finished (whether\n"
+	  "or not it fit); 5: a regression against --baseline, or a run crashed or\n"
+	  "failed; 130: interrupted (finished rows are kept); 1, 2, 4 as for plan.",
+	  cmd_bench_opts, 1, CLI_MAX_POS, 1, cmd_bench },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
