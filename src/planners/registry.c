@@ -16,6 +16,7 @@ extern const struct remat_planner remat_planner_rotor;
 extern const struct remat_planner remat_planner_twremat;
 extern const struct remat_planner remat_planner_greedy;
 extern const struct remat_planner remat_planner_dtr;
+extern const struct remat_planner remat_planner_checkmate;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
@@ -26,6 +27,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_planner_twremat,
 	&remat_planner_greedy,
 	&remat_planner_dtr,
+	&remat_planner_checkmate,
 	NULL
 };
 

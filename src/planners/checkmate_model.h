@@ -1,0 +1,145 @@
+/*
+ * checkmate_model.h - Checkmate's MILP (Jain et al., MLSys 2020) over a
+ * remat graph, and everything that moves between schedules and the
+ * model's R/S/FREE/U variables.  Internal to libremat; shared by the
+ * checkmate and checkmate-lp planners, auto and `remat info`.
+ *
+ * Model nodes: the nodes some output depends on.  Inputs among them get
+ * model indices 0..P-1 (resident from the start, never computed); the
+ * others, in the loader's topological order, get P..P+T-1 and define the
+ * T stages: stage t computes node P+t (the frontier) and may recompute
+ * any earlier one.  "c" below is a compute index 0..T-1 (model index
+ * P+c); "m" a model index.
+ *
+ * The only real decision is R: given which nodes are computed in which
+ * stage, the least retention S, the frees and the memory all follow
+ * (remat_i_cm_normalize, remat_i_cm_complete).  Rounding an LP solution
+ * and mapping a heuristic's schedule both go through that path.
+ */
+#ifndef REMAT_CHECKMATE_MODEL_H
+#define REMAT_CHECKMATE_MODEL_H
+
+#include <stdint.h>
+
+#include "remat/planner.h"
+#include "milp.h"
+
+/* Handles of model variables: a column >= 0, or one of these constants. */
+#define REMAT_I_CM_ZERO (-1)
+#define REMAT_I_CM_ONE (-2)
+
+struct remat_i_cm {
+	const struct remat_graph *g;
+	int32_t T, P, N;        /* stages, model inputs, model nodes */
+	int32_t *node;          /* [N] graph index */
+	int32_t *mi;            /* [g->n] model index, -1 when not in the model */
+	int64_t *mem, *ws;      /* [N] in units of `unit` */
+	double *cost;           /* [N] */
+	uint8_t *once;          /* [N] at most one compute (recompute false, or C = 1) */
+	uint8_t *is_out;        /* [N] */
+	int32_t *last_need;     /* [N] last stage in which the node can be read; T: output */
+	int32_t *in_off, *in_idx;   /* [N+1] inputs of each model node (model indices) */
+	int32_t *use_off, *use_idx; /* [N+1] users: compute indices, ascending */
+	int32_t E;              /* edges (input -> compute node) */
+	int32_t *edge_src;      /* [E] model index of the input; edges of compute c */
+	int32_t *edge_off;      /* [T+1]   are edge_off[c] .. edge_off[c+1]-1 */
+	int64_t unit;           /* GCD of every mem and workspace (>= 1) */
+	int64_t budget;         /* floor(budget bytes / unit) */
+	int64_t budget_bytes;
+	int max_computes;       /* 0: unlimited */
+	int hazard_rows;        /* FREE by Checkmate's two hazard-count rows */
+	double least_cost;      /* every model node once */
+
+	/* Variable handles, filled by remat_i_cm_build. */
+	int32_t *R;             /* [T*T]  R[t*T + c] */
+	int32_t *S;             /* [(T+1)*N] S[t*N + m] */
+	int32_t *F;             /* [T*E]  F[t*E + e] */
+	int32_t *U;             /* [T*T]  U[t*T + c], -1 where not created */
+	struct remat_i_milp lp;
+	int built;
+};
+
+/* A point of the model: which nodes each stage computes and keeps. */
+struct remat_i_cm_sol {
+	uint8_t *R;             /* [T*T] */
+	uint8_t *S;             /* [(T+1)*N] */
+	uint8_t *F;             /* [T*E] */
+	int64_t *U;             /* [T*T] memory while c runs in stage t (units), -1 */
+	int64_t peak;           /* units, incl. workspace; 0 when T = 0 */
+	double cost;
+};
+
+/*
+ * Prepare the model of g at budget (bytes): the model nodes, the GCD
+ * unit and the scaled budget.  max_computes 0 is unlimited.  No variable
+ * yet.  REMAT_ENOMEM only.
+ */
+int remat_i_cm_init(struct remat_i_cm *cm, const struct remat_graph *g, int64_t budget,
+		    int max_computes, struct remat_error *err);
+void remat_i_cm_release(struct remat_i_cm *cm);
+
+/* Create the MILP (variables, rows, objective) in cm->lp; set
+ * cm->hazard_rows first to get Checkmate's own FREE rows. */
+int remat_i_cm_build(struct remat_i_cm *cm, struct remat_error *err);
+/* Columns and nonzeros the model would have, for size caps (no allocation). */
+void remat_i_cm_estimate(const struct remat_i_cm *cm, int64_t *cols, int64_t *nnz);
+
+int remat_i_cm_sol_init(const struct remat_i_cm *cm, struct remat_i_cm_sol *s,
+			struct remat_error *err);
+void remat_i_cm_sol_release(struct remat_i_cm_sol *s);
+int remat_i_cm_sol_copy(const struct remat_i_cm *cm, struct remat_i_cm_sol *dst,
+			const struct remat_i_cm_sol *src, struct remat_error *err);
+
+/*
+ * Given s->R (frontier set or not), make it the cheapest consistent
+ * point: the frontier computes are set, computes of nodes that may run
+ * once are dropped where they are not the frontier, more than
+ * max_computes computes are cut back, computes nobody reads are dropped,
+ * and S becomes the least retention that R needs.  Then completes s.
+ * Always yields a point satisfying every row but, maybe, the budget.
+ */
+int remat_i_cm_normalize(const struct remat_i_cm *cm, struct remat_i_cm_sol *s,
+			 struct remat_error *err);
+
+/*
+ * Given s->R and s->S, derive FREE by the hazard rule and U, the peak
+ * and the cost exactly (integers).  Returns NULL when (R, S) satisfies
+ * every structural row, else a static description of the first violated
+ * one (budget not included: compare s->peak with cm->budget).
+ */
+const char *remat_i_cm_complete(const struct remat_i_cm *cm, struct remat_i_cm_sol *s);
+
+/* Read a solver's x (rounding binaries) into s->R and s->S. */
+void remat_i_cm_from_x(const struct remat_i_cm *cm, const double *x,
+		       struct remat_i_cm_sol *s);
+/* Write a completed point as a column vector for the built model. */
+void remat_i_cm_to_x(const struct remat_i_cm *cm, const struct remat_i_cm_sol *s,
+		     double *x);
+
+/*
+ * Checkmate's solve_r_opt: from a retention matrix s->S, the R that
+ * computes what S needs (a value kept into t+1 but not held at t is
+ * computed at t; inputs of every compute that are not held are computed
+ * too, walking the stage from the frontier down).  Overwrites s->R.
+ */
+void remat_i_cm_r_from_s(const struct remat_i_cm *cm, struct remat_i_cm_sol *s);
+
+/*
+ * Map a schedule into the model: drop computes of nodes outside it,
+ * require the first computations in the model's order and no node twice
+ * in one stage, then normalize.  REMAT_ENOFIT (with a reason in err)
+ * when it does not map; the caller compares s->peak with the budget.
+ */
+int remat_i_cm_map(const struct remat_i_cm *cm, const struct remat_schedule *sched,
+		   struct remat_i_cm_sol *s, struct remat_error *err);
+
+/*
+ * The schedule of a completed point: per stage the computes in index
+ * order, each followed by the frees FREE says, then frees of what S does
+ * not keep into the next stage.  Inputs outside the model and those S
+ * drops at stage 0 are freed first.  Its simulated peak is s->peak*unit.
+ */
+int remat_i_cm_schedule(const struct remat_i_cm *cm, const struct remat_i_cm_sol *s,
+			struct remat_schedule *out, struct remat_error *err);
+
+#endif
