@@ -832,9 +832,13 @@ int remat_i_cm_map(const struct remat_i_cm *cm, const struct remat_schedule *sch
 		   struct remat_i_cm_sol *s, struct remat_error *err)
 {
 	const struct remat_graph *g = cm->g;
-	int32_t next = 0, stage = -1;
+	int32_t next = 0;
 	int64_t i;
 
+	/*
+	 * Stage t runs its frontier t last (index order), so a compute
+	 * between the first computations of t-1 and t belongs to stage t.
+	 */
 	memset(s->R, 0, (size_t)cm->T * (size_t)cm->T);
 	for (i = 0; i < sched->n; i++) {
 		const struct remat_step *st = &sched->steps[i];
@@ -851,18 +855,20 @@ int remat_i_cm_map(const struct remat_i_cm *cm, const struct remat_schedule *sch
 			return REMAT_FAIL(err, REMAT_ENOFIT, "step %lld computes input '%s'",
 					  (long long)i, g->id[st->node]);
 		c = m - cm->P;
-		if (c == next) {
-			stage = next++;
-		} else if (c > next) {
+		if (next == cm->T)
+			return REMAT_FAIL(err, REMAT_ENOFIT, "'%s' is computed after the last "
+					  "node's first computation", g->id[st->node]);
+		if (c > next)
 			return REMAT_FAIL(err, REMAT_ENOFIT, "first computations leave the "
 					  "model's order: '%s' before '%s'", g->id[st->node],
 					  g->id[cm->node[cm->P + next]]);
-		} else if (SR(s, stage, c)) {
+		if (SR(s, next, c))
 			return REMAT_FAIL(err, REMAT_ENOFIT, "'%s' is computed twice in the "
 					  "stage of '%s'", g->id[st->node],
-					  g->id[cm->node[cm->P + stage]]);
-		}
-		SR(s, stage, c) = 1;
+					  g->id[cm->node[cm->P + next]]);
+		SR(s, next, c) = 1;
+		if (c == next)
+			next++;
 	}
 	if (next != cm->T)
 		return REMAT_FAIL(err, REMAT_ENOFIT, "'%s' is never computed",

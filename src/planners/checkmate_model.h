@@ -126,8 +126,9 @@ void remat_i_cm_r_from_s(const struct remat_i_cm *cm, struct remat_i_cm_sol *s);
 
 /*
  * Map a schedule into the model: drop computes of nodes outside it,
- * require the first computations in the model's order and no node twice
- * in one stage, then normalize.  REMAT_ENOFIT (with a reason in err)
+ * require the first computations in the model's order; the computes
+ * after node t-1's first and up to node t's first form stage t, where
+ * no node may appear twice; then normalize.  REMAT_ENOFIT (with a reason in err)
  * when it does not map; the caller compares s->peak with the budget.
  */
 int remat_i_cm_map(const struct remat_i_cm *cm, const struct remat_schedule *sched,

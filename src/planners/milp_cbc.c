@@ -10,10 +10,13 @@
  *   stdout).
  * - Time: CBC counts elapsed time ("timeMode elapsed") and stops at
  *   "seconds"; it checks the clock between nodes and inside its
- *   heuristics.  A cut callback, which CBC calls at every node, checks
- *   the deadline as well: past it, the callback cuts the node off (an
- *   empty row 0 >= 1) so that the search drains at once.  Such a run is
- *   reported as stopped, never as optimal.
+ *   heuristics, not inside its preprocessing and root LP, so the caller
+ *   passes a deadline early by the model's size (checkmate.c).  No
+ *   callback is registered at all: with a cut callback (the only one
+ *   the C API offers that runs during the search) CBC 2.10.8 crashes in
+ *   CglPreProcess on infeasible models, and its message callback would
+ *   echo every message to stdout.  So CBC reports no progress while it
+ *   runs; the caller reports before and after.
  * - A warm start goes in through Cbc_setMIPStartI (every integer column);
  *   CBC fixes the integers, solves the LP for the rest and keeps it as
  *   its first incumbent.
@@ -29,42 +32,12 @@
 #include "remat/planner.h"
 #include "milp.h"
 
-struct cbc_ctx {
-	const struct remat_i_milp_opts *opts;
-	int cut_off;          /* the deadline passed inside the search */
-	double last_report;
-	double incumbent;     /* objective of the warm start, for progress */
-};
-
-static void cbc_cut_guard(void *osi, void *cuts, void *appdata)
-{
-	struct cbc_ctx *c = appdata;
-	double now;
-
-	(void)osi;
-	if (c->cut_off) {
-		OsiCuts_addRowCut(cuts, 0, NULL, NULL, 'G', 1.0);
-		return;
-	}
-	now = remat_now();
-	if (c->opts->deadline > 0 && now >= c->opts->deadline) {
-		c->cut_off = 1;
-		OsiCuts_addRowCut(cuts, 0, NULL, NULL, 'G', 1.0);
-		return;
-	}
-	if (c->opts->progress && now - c->last_report >= 0.2) {
-		c->last_report = now;
-		c->opts->progress(c->opts->progress_ctx, c->incumbent, NAN);
-	}
-}
-
 int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 			   const struct remat_i_milp_opts *opts,
 			   struct remat_i_milp_result *res, struct remat_error *err)
 {
 	const struct remat_i_milp_opts *o = opts;
 	Cbc_Model *cbc = NULL;
-	struct cbc_ctx ctx;
 	int *start = NULL, *index = NULL, *cnt = NULL, *sidx = NULL;
 	double *value = NULL, *sval = NULL, *rlo = NULL, *rup = NULL;
 	double *clo = NULL, *cup = NULL;
@@ -74,9 +47,6 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 	char buf[64];
 
 	remat_i_milp_result_init(res);
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.opts = o;
-	ctx.incumbent = o->start ? remat_i_milp_value(m, o->start) : NAN;
 	if (m->nnz > 0x7fffffff)
 		return REMAT_FAIL(err, REMAT_EUSAGE, "the MILP has too many nonzeros for CBC");
 	start = calloc((size_t)m->ncols + 1, sizeof(int));
@@ -139,9 +109,6 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 			}
 			snprintf(buf, sizeof(buf), "%.3f", left);
 			Cbc_setParameter(cbc, "sec", buf);
-			Cbc_addCutCallback(cbc, cbc_cut_guard, "deadline", &ctx);
-		} else if (o->progress) {
-			Cbc_addCutCallback(cbc, cbc_cut_guard, "progress", &ctx);
 		}
 		if (o->gap > 0) {
 			snprintf(buf, sizeof(buf), "%.17g", o->gap);
@@ -184,7 +151,7 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 		int status = Cbc_status(cbc), second = Cbc_secondaryStatus(cbc);
 
 		res->nodes = Cbc_getNodeCount(cbc);
-		res->stopped = ctx.cut_off || Cbc_isSecondsLimitReached(cbc) || second == 4;
+		res->stopped = Cbc_isSecondsLimitReached(cbc) || second == 4;
 		if (status == 2 || Cbc_isAbandoned(cbc)) {
 			rc = REMAT_FAIL(err, REMAT_EINTERNAL,
 					"CBC abandoned the search (numerical difficulties)");
@@ -194,31 +161,25 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 			memcpy(res->x, best, sizeof(double) * (size_t)m->ncols);
 			res->obj = remat_i_milp_value(m, res->x);
 		}
-		if (!ctx.cut_off && status == 0 && Cbc_isProvenOptimal(cbc) && best) {
+		if (status == 0 && Cbc_isProvenOptimal(cbc) && best) {
 			res->status = REMAT_I_MILP_OPTIMAL;
 			res->bound = res->obj;
-		} else if (!ctx.cut_off && status == 0 && Cbc_isProvenInfeasible(cbc) && !best) {
+		} else if (status == 0 && Cbc_isProvenInfeasible(cbc) && !best) {
 			res->status = REMAT_I_MILP_INFEASIBLE;
 		} else if (best) {
 			double b = Cbc_getBestPossibleObjValue(cbc) + m->obj_const;
 
 			res->status = REMAT_I_MILP_FEASIBLE;
-			/*
-			 * After the guard cut nodes off, CBC's "best possible" is
-			 * not a proof; only a stop on CBC's own clock keeps it.
-			 */
-			if (!ctx.cut_off && isfinite(b) && b <= res->obj + 1e-9 * fabs(res->obj))
+			if (isfinite(b) && b <= res->obj + 1e-9 * fabs(res->obj))
 				res->bound = b;
-			if (second == 2 && !ctx.cut_off)
+			if (second == 2)
 				res->status = REMAT_I_MILP_OPTIMAL; /* stopped on the gap */
 		} else {
-			res->status = REMAT_I_MILP_NOSOLUTION;
-			if (!ctx.cut_off) {
-				double b = Cbc_getBestPossibleObjValue(cbc) + m->obj_const;
+			double b = Cbc_getBestPossibleObjValue(cbc) + m->obj_const;
 
-				if (isfinite(b) && fabs(b) < 1e299)
-					res->bound = b;
-			}
+			res->status = REMAT_I_MILP_NOSOLUTION;
+			if (isfinite(b) && fabs(b) < 1e299)
+				res->bound = b;
 		}
 	}
 done:

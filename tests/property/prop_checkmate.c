@@ -1,0 +1,285 @@
+/*
+ * prop_checkmate.c - the exact planner on random small graphs (inputs,
+ * workspaces, "recompute": false, several outputs, nodes no output
+ * needs), at budgets from the lower bound to the no-remat peak:
+ *
+ * - a proven MILP optimum is >= the exhaustive optimum over all
+ *   schedules and >= the exhaustive optimum over schedules in the
+ *   loader's order (the model's space, up to its in-stage order);
+ * - it is <= the cost of every other registered planner's schedule that
+ *   maps into the model and fits there;
+ * - a warm-started run never returns worse than its incumbent;
+ * - both solvers agree (GLPK on a share of the cases);
+ * - the schedule of the model's point simulates to the model's peak.
+ *
+ * Cases where the model misses a cheaper schedule (another order, or the
+ * model's fixed order inside a stage) are counted and printed: data for
+ * the next design step, not failures.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "exhaustive.h"
+#include "planners/checkmate.h"
+#include "planners/checkmate_model.h"
+
+extern const struct remat_planner remat_planner_auto;
+extern const struct remat_planner remat_planner_checkmate;
+
+static char *random_graph(uint64_t *rs)
+{
+	size_t cap = 8192, used = 0;
+	char *buf = malloc(cap);
+	int n_in = 1 + (int)(tu_rand(rs) % 2), n = 3 + (int)(tu_rand(rs) % 7), i, j;
+	int unit = tu_rand(rs) % 2 ? 8 : 1, n_once = 0, first, out2;
+
+#define OUT(...) used += (size_t)snprintf(buf + used, cap - used, __VA_ARGS__)
+	OUT("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[");
+	for (i = 0; i < n_in; i++)
+		OUT("%s{\"id\":\"x%d\",\"kind\":\"input\",\"mem\":%d}", i ? "," : "", i,
+		    unit * (int)(1 + tu_rand(rs) % 4));
+	for (i = 0; i < n; i++) {
+		int once = n_once < 3 && tu_rand(rs) % 10 == 0;
+		int ws = tu_rand(rs) % 4 == 0 ? (int)(1 + tu_rand(rs) % 3) : 0;
+
+		n_once += once;
+		OUT(",{\"id\":\"n%d\",\"mem\":%d,\"cost\":%d,\"workspace\":%d%s,\"inputs\":[", i,
+		    unit * (int)(1 + tu_rand(rs) % 4), (int)(1 + tu_rand(rs) % 5), unit * ws,
+		    once ? ",\"recompute\":false" : "");
+		first = 1;
+		for (j = 0; j < n_in; j++)
+			if ((i == 0 && j == 0) || tu_rand(rs) % 5 == 0) {
+				OUT("%s\"x%d\"", first ? "" : ",", j);
+				first = 0;
+			}
+		for (j = 0; j < i; j++)
+			if (j == i - 1 ? tu_rand(rs) % 4 != 0 : tu_rand(rs) % 3 == 0) {
+				OUT("%s\"n%d\"", first ? "" : ",", j);
+				first = 0;
+			}
+		OUT("]}");
+	}
+	out2 = (int)(tu_rand(rs) % (unsigned)n);
+	OUT("],\"outputs\":[\"n%d\"", n - 1);
+	if (out2 != n - 1 && tu_rand(rs) % 3 == 0)
+		OUT(",\"n%d\"", out2);
+	OUT("]}");
+#undef OUT
+	return buf;
+}
+
+static int run(const struct remat_planner *p, const struct remat_graph *g, int64_t budget,
+	       const struct remat_kv *kv, int nkv, struct remat_schedule *s,
+	       struct remat_sim_result *res, struct remat_plan_report *rep)
+{
+	struct remat_plan_request req;
+	struct remat_error err;
+	int rc;
+
+	memset(&req, 0, sizeof(req));
+	remat_plan_report_init(rep);
+	req.graph = g;
+	req.budget = budget;
+	req.options = kv;
+	req.n_options = nkv;
+	req.report = rep;
+	req.seed = 1;
+	req.time_limit = 10;
+	req.deadline = remat_now() + 10;
+	remat_error_clear(&err);
+	rc = remat_plan_run(p, &req, s, res, &err);
+	if (rc != REMAT_OK && rc != REMAT_ENOFIT && rc != REMAT_ECANCELED)
+		fail_msg("planner '%s' failed: %s", p->name, err.msg);
+	return rc;
+}
+
+/* Map s into the model at budget; its model cost, or -1 if it does not fit. */
+static double mapped_cost(const struct remat_graph *g, int64_t budget,
+			  const struct remat_schedule *s)
+{
+	struct remat_i_cm cm;
+	struct remat_i_cm_sol sol;
+	struct remat_error err;
+	double c = -1;
+
+	assert_int_equal(remat_i_cm_init(&cm, g, budget, 0, &err), REMAT_OK);
+	assert_int_equal(remat_i_cm_sol_init(&cm, &sol, &err), REMAT_OK);
+	if (remat_i_cm_map(&cm, s, &sol, &err) == REMAT_OK && sol.peak <= cm.budget)
+		c = sol.cost;
+	remat_i_cm_sol_release(&sol);
+	remat_i_cm_release(&cm);
+	return c;
+}
+
+/* The model's optimal point: its schedule simulates to the model's peak. */
+static void check_peak(const struct remat_graph *g, int64_t budget, double cost)
+{
+	struct remat_i_cm cm;
+	struct remat_i_cm_sol sol;
+	struct remat_i_milp_opts mo;
+	struct remat_i_milp_result mr;
+	struct remat_schedule s;
+	struct remat_sim_result res;
+	struct remat_error err;
+
+	assert_int_equal(remat_i_cm_init(&cm, g, budget, 0, &err), REMAT_OK);
+	assert_int_equal(remat_i_cm_build(&cm, &err), REMAT_OK);
+	assert_int_equal(remat_i_cm_sol_init(&cm, &sol, &err), REMAT_OK);
+	memset(&mo, 0, sizeof(mo));
+	assert_int_equal(remat_i_milp_solve(REMAT_I_MILP_CBC, &cm.lp, &mo, &mr, &err), REMAT_OK);
+	assert_int_equal(mr.status, REMAT_I_MILP_OPTIMAL);
+	assert_true(fabs(mr.obj - cost) < 1e-6);
+	remat_i_cm_from_x(&cm, mr.x, &sol);
+	assert_null(remat_i_cm_complete(&cm, &sol));
+	remat_schedule_init(&s);
+	assert_int_equal(remat_i_cm_schedule(&cm, &sol, &s, &err), REMAT_OK);
+	assert_int_equal(remat_simulate(g, &s, budget, NULL, &res, &err), REMAT_OK);
+	if (!res.valid)
+		fail_msg("model schedule invalid: %s", res.error);
+	assert_int_equal(res.peak_mem, sol.peak * cm.unit);
+	assert_true(res.peak_mem <= budget);
+	assert_true(fabs(res.cost - sol.cost) < 1e-9);
+	remat_schedule_release(&s);
+	remat_i_milp_result_release(&mr);
+	remat_i_cm_sol_release(&sol);
+	remat_i_cm_release(&cm);
+}
+
+static void test_random(void **state)
+{
+	uint64_t rs = 20240611;
+	struct remat_kv off[2] = { { "warm-start", "off" }, { "solver", "glpk" } };
+	struct remat_schedule s, t;
+	struct remat_sim_result res, r2;
+	struct remat_plan_report rep;
+	int gi, solved = 0, other_order = 0, in_stage = 0, beaten = 0, warm = 0;
+
+	(void)state;
+	remat_schedule_init(&s);
+	remat_schedule_init(&t);
+	for (gi = 0; gi < 120; gi++) {
+		char *json = random_graph(&rs);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, b;
+		int bi;
+
+		for (bi = 0; bi < 4; bi++) {
+			const struct remat_planner *const *pp;
+			double ex, exo, opt;
+			int rc;
+
+			b = bi == 0 ? lo : bi == 3 ? hi : lo + (int64_t)(tu_rand(&rs) %
+								  (uint64_t)(hi - lo + 1));
+			ex = exhaustive_min_cost(g, b);
+			exo = exhaustive_min_cost_in_order(g, b);
+			assert_true(ex > -2 && exo > -2);
+			rc = run(&remat_planner_checkmate, g, b, off, 1, &s, &res, &rep);
+			if (rc != REMAT_OK) {
+				assert_int_equal(rc, REMAT_ENOFIT);
+				if (exo >= 0) {
+					in_stage++;
+					print_message("in-stage order: %s budget %lld: model "
+						      "infeasible, in-order exhaustive %g\n", json,
+						      (long long)b, exo);
+				}
+				continue;
+			}
+			solved++;
+			opt = res.cost;
+			assert_int_equal(rep.optimal, 1);
+			assert_true(res.peak_mem <= b);
+			assert_true(ex >= 0 && exo >= 0);
+			assert_true(opt >= exo - 1e-9);
+			assert_true(exo >= ex - 1e-9);
+			if (opt > exo + 1e-9) {
+				in_stage++;
+				print_message("in-stage order: %s budget %lld: model %g, in-order "
+					      "exhaustive %g\n", json, (long long)b, opt, exo);
+			}
+			if (exo > ex + 1e-9)
+				other_order++;
+			check_peak(g, b, opt);
+			if (gi % 4 == 0) {
+				rc = run(&remat_planner_checkmate, g, b, off, 2, &t, &r2, &rep);
+				assert_int_equal(rc, REMAT_OK);
+				assert_true(fabs(r2.cost - opt) < 1e-9);
+			}
+
+			/* Every other planner: never cheaper inside the model. */
+			for (pp = remat_planner_list(); *pp; pp++) {
+				double mc;
+
+				if (*pp == &remat_planner_checkmate || *pp == &remat_planner_auto)
+					continue;
+				if (run(*pp, g, b, NULL, 0, &t, &r2, &rep) != REMAT_OK)
+					continue;
+				mc = mapped_cost(g, b, &t);
+				if (mc >= 0)
+					assert_true(opt <= mc + 1e-9);
+				if (r2.cost < opt - 1e-9) {
+					beaten++;
+					print_message("'%s' beats the model (%g < %g) in another "
+						      "order: %s budget %lld\n", (*pp)->name, r2.cost,
+						      opt, json, (long long)b);
+				}
+			}
+
+			/*
+			 * Warm start from the optimum at a tighter budget that
+			 * still fits (or from itself): never worse than it, and
+			 * optimal given the time.
+			 */
+			if (b > lo) {
+				struct remat_plan_request req;
+				struct remat_error err;
+				double inc;
+
+				if (run(&remat_planner_checkmate, g, b - 1, off, 1, &t, &r2, &rep) !=
+				    REMAT_OK)
+					continue;
+				inc = mapped_cost(g, b, &t);
+				if (inc < 0)
+					fail_msg("%s budget %lld: '%s' does not map", json, (long long)b,
+						 tu_sched_text(g, &t));
+				memset(&req, 0, sizeof(req));
+				remat_plan_report_init(&rep);
+				req.graph = g;
+				req.budget = b;
+				req.report = &rep;
+				req.deadline = remat_now() - 1;
+				assert_int_equal(remat_i_checkmate_improve(&req, &t, &s, &err),
+						 REMAT_OK);
+				assert_int_equal(remat_simulate(g, &s, b, NULL, &res, &err), REMAT_OK);
+				assert_true(res.feasible);
+				assert_true(res.cost <= inc + 1e-9);
+				req.deadline = 0;
+				assert_int_equal(remat_i_checkmate_improve(&req, &t, &s, &err),
+						 REMAT_OK);
+				assert_int_equal(remat_simulate(g, &s, b, NULL, &res, &err), REMAT_OK);
+				assert_true(res.feasible);
+				assert_true(fabs(res.cost - opt) < 1e-9);
+				warm++;
+			}
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("checkmate property: %d solved, %d warm starts; global optimum in "
+		      "another order %d, in-stage order costs %d, other planners beat the "
+		      "model %d\n", solved, warm, other_order, in_stage, beaten);
+	assert_true(solved >= 200);
+	remat_schedule_release(&s);
+	remat_schedule_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
