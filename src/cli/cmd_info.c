@@ -4,24 +4,38 @@
 #include "cli.h"
 #include "remat/chain.h"
 #include "../core/util.h"
+#include "../planners/checkmate.h"
 
 const struct cli_opt cmd_info_opts[] = {
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
+	{ "budget", 'b', "B", "also bound the cost at budget B: the LP relaxation of the "
+	  "checkmate model", 0 },
 	{ NULL, 0, NULL, NULL, 0 }
 };
+
+/* The LP bound at --budget: never more than this many seconds of LP. */
+#define INFO_LP_SECONDS 15
 
 int cmd_info(struct cli_args *a)
 {
 	struct remat_graph *g = NULL;
 	struct remat_chain *chain = NULL;
 	struct remat_error err;
-	int json = cli_flag(a, "json"), rc;
+	int json = cli_flag(a, "json"), rc, lp_status = -1;
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
 	struct remat_treedec td;
+	const char *btext = cli_get(a, "budget");
+	int64_t budget = -1;
+	double lp_bound = 0;
 
 	remat_error_clear(&err);
 	rc = remat_graph_load_file(a->pos[0], &g, &err);
+	if (rc == REMAT_OK && btext)
+		rc = remat_budget_bytes(btext, g->no_remat_peak, &budget, &err);
+	if (rc == REMAT_OK && btext)
+		rc = remat_i_checkmate_lp_bound(g, budget, INFO_LP_SECONDS, &lp_bound,
+						&lp_status, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
 		if (json) {
@@ -29,6 +43,7 @@ int cmd_info(struct cli_args *a)
 			remat_json_write_str(stdout, err.msg);
 			fputs("}\n", stdout);
 		}
+		remat_graph_free(g);
 		return cli_exit_code(rc);
 	}
 	for (v = 0; v < g->n; v++)
@@ -66,6 +81,16 @@ int cmd_info(struct cli_args *a)
 			printf(", \"treewidth\": %d", width);
 		else
 			printf(", \"treewidth\": null");
+		if (btext) {
+			/* lp_lower_bound: null when infeasible or not computed. */
+			printf(", \"budget\": %lld, \"lp_lower_bound\": ", (long long)budget);
+			if (lp_status == 0)
+				remat_json_write_num(stdout, lp_bound);
+			else
+				fputs("null", stdout);
+			printf(", \"lp_status\": \"%s\"", lp_status == 0 ? "ok" :
+			       lp_status == 1 ? "infeasible" : "too large");
+		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
 		       "\"stages\": %d, \"largest_stage_nodes\": %d}\n",
@@ -106,6 +131,18 @@ int cmd_info(struct cli_args *a)
 		if (width >= -1)
 			printf("tree width     %d (min-fill heuristic, an upper bound on the "
 			       "treewidth)\n", width);
+		if (btext) {
+			remat_format_bytes(budget, b1, sizeof(b1));
+			if (lp_status == 0)
+				printf("LP bound       %.6g %s at %s (checkmate model: no schedule in "
+				       "topological order costs less)\n", lp_bound, g->cost_unit, b1);
+			else if (lp_status == 1)
+				printf("LP bound       none at %s: no schedule in topological order "
+				       "fits\n", b1);
+			else
+				printf("LP bound       not computed at %s: the LP would take over "
+				       "%d s\n", b1, INFO_LP_SECONDS);
+		}
 	}
 	remat_chain_free(chain);
 	remat_graph_free(g);

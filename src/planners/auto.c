@@ -7,9 +7,15 @@
  * 3. Stop early when a schedule costs no more than the least any schedule
  *    can cost (every node an output depends on, computed once), or when
  *    the deadline has passed.
+ * 4. On graphs small enough for the exact planner (checkmate.h), when
+ *    that floor was not reached and time is left: hand the cheapest
+ *    schedule to the Checkmate MILP as its warm start, for the rest of
+ *    --time-limit (AUTO_EXACT_SECONDS without one), and keep the better.
  *
- * Its cost is the minimum over the planners it ran, no better; it is only
- * as fast as the slowest of them within the time limit.
+ * Its cost is the minimum over the planners it ran, no better: never
+ * worse than its best heuristic, optimal within the MILP's model when
+ * the MILP finishes.  It is only as fast as the slowest of them within
+ * the time limit.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +23,13 @@
 #include <string.h>
 
 #include "remat/planner.h"
+#include "checkmate.h"
 #include "fit.h"
 
 extern const struct remat_planner remat_planner_auto;
+
+/* The exact planner's share when no --time-limit bounds auto. */
+#define AUTO_EXACT_SECONDS 10.0
 
 /* Sum of cost over the non-input nodes some output depends on. */
 static double least_cost(const struct remat_graph *g)
@@ -44,6 +54,39 @@ static double least_cost(const struct remat_graph *g)
 	}
 	free(need);
 	return sum;
+}
+
+/*
+ * Step 4: the MILP from best's schedule (or from nothing); offered to best
+ * like any candidate.  *kept says whether it won; its bound goes to rep.
+ */
+static int polish_exact(const struct remat_plan_request *req, struct remat_best *best,
+			struct remat_schedule *cand, struct remat_plan_report *rep,
+			int *kept, struct remat_error *err)
+{
+	struct remat_plan_request sub = *req;
+	struct remat_progress pr = { "auto", "checkmate", -1, NAN, NAN, 0 };
+	double left = req->deadline > 0 ? req->deadline - remat_now() : 0;
+	int rc;
+
+	*kept = 0;
+	if (!remat_i_checkmate_auto_fits(req->graph, req->deadline > 0 ? left : 0) ||
+	    (req->deadline > 0 && left <= 0))
+		return REMAT_OK;
+	if (req->deadline <= 0)
+		sub.deadline = remat_now() + AUTO_EXACT_SECONDS;
+	sub.report = rep;
+	remat_plan_report_init(rep);
+	if (best->have)
+		pr.incumbent = best->res.cost;
+	remat_plan_progress(req, &pr);
+	rc = remat_i_checkmate_improve(&sub, best->have ? &best->sched : NULL, cand, err);
+	if (rc == REMAT_ENOFIT || rc == REMAT_ECANCELED)
+		return REMAT_OK;
+	if (rc)
+		return rc;
+	return remat_best_offer(best, "checkmate", req->graph, req->budget, cand, NULL, kept,
+				err);
 }
 
 static int auto_plan(const struct remat_plan_request *req,
@@ -107,6 +150,30 @@ static int auto_plan(const struct remat_plan_request *req,
 			snprintf(winner, sizeof(winner), "%s", p->name);
 		if (best.have && best.res.cost <= floor_cost * (1 + 1e-12))
 			break;
+	}
+	if (!best.have || best.res.cost > floor_cost * (1 + 1e-12)) {
+		struct remat_error e;
+		int kept, prc;
+
+		remat_error_clear(&e);
+		prc = polish_exact(req, &best, &cand, &sub_report, &kept, &e);
+		if (prc == REMAT_EUSAGE) {
+			*err = e;
+			rc = prc;
+			goto done;
+		}
+		if (prc != REMAT_OK && first_failure == REMAT_OK) {
+			first_failure = prc;
+			failure = e;
+		}
+		if (kept) {
+			snprintf(winner, sizeof(winner), "checkmate");
+			if (req->report) {
+				req->report->lower_bound = sub_report.lower_bound;
+				req->report->gap = sub_report.gap;
+				req->report->optimal = sub_report.optimal;
+			}
+		}
 	}
 	if (!best.have && first_failure != REMAT_OK) {
 		*err = failure;

@@ -228,6 +228,11 @@ static int solve_model(const struct remat_plan_request *req, struct remat_i_cm *
 
 	remat_i_milp_result_init(&mr);
 	memset(&sol, 0, sizeof(sol));
+	if (cm->T == 0) {
+		/* Every output is an input: nothing to compute, nothing to solve. */
+		REMAT_TRY(remat_i_cm_normalize(cm, inc, err));
+		have_inc = 1;
+	}
 	if (have_inc && inc->cost <= cm->least_cost * (1 + 1e-12)) {
 		/* Nothing is cheaper than computing every needed node once. */
 		rc = remat_i_cm_schedule(cm, inc, out, err);

@@ -27,13 +27,14 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 			      struct remat_schedule *out, struct remat_error *err);
 
 /*
- * The LP relaxation's optimum at budget: a lower bound on the cost of
- * every schedule whose first computations follow the loader's order.
- * *status: 0 bound found, 1 the relaxation is infeasible (no such
- * schedule fits), 2 too large or out of time (deadline, 0: none).
+ * The LP relaxation's optimum at budget (Clp): a lower bound on the cost
+ * of every schedule in the Checkmate model (first computations in the
+ * loader's order).  *status: 0 bound found, 1 the relaxation is
+ * infeasible (no such schedule fits), 2 not tried: the LP is estimated
+ * to take more than max_seconds (0: no cap).
  */
 int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,
-			       double deadline, double *bound, int *status,
+			       double max_seconds, double *bound, int *status,
 			       struct remat_error *err);
 
 #endif

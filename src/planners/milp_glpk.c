@@ -181,13 +181,15 @@ static int run(struct glpk_ctx *c, int *ia, int *ja, double *ar, struct remat_er
 
 	c->P = glp_create_prob();
 	load(c->P, m, ia, ja, ar);
+	/* Byte-sized coefficients next to binaries: scale, or simplex fails. */
+	glp_scale_prob(c->P, GLP_SF_AUTO);
 	glp_init_smcp(&smcp);
 	smcp.msg_lev = GLP_MSG_OFF;
 	smcp.presolve = GLP_OFF;
 	smcp.tm_lim = ms_left(o->deadline);
 
 	if (o->relax) {
-		glp_adv_basis(c->P, 0);
+		smcp.presolve = GLP_ON;
 		rc = glp_simplex(c->P, &smcp);
 		st = glp_get_status(c->P);
 		if (st == GLP_OPT) {

@@ -17,6 +17,7 @@ extern const struct remat_planner remat_planner_twremat;
 extern const struct remat_planner remat_planner_greedy;
 extern const struct remat_planner remat_planner_dtr;
 extern const struct remat_planner remat_planner_checkmate;
+extern const struct remat_planner remat_planner_checkmate_lp;
 
 static const struct remat_planner *const planners[] = {
 	&remat_planner_auto,
@@ -28,6 +29,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_planner_greedy,
 	&remat_planner_dtr,
 	&remat_planner_checkmate,
+	&remat_planner_checkmate_lp,
 	NULL
 };
 

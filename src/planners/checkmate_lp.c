@@ -1,0 +1,281 @@
+/*
+ * checkmate_lp.c - Checkmate's LP relaxation with two-phase rounding
+ * (Jain et al., MLSys 2020, section 5; checkmate/core/solvers/
+ * strategy_approx_lp.py), for graphs too large for the MILP; and the
+ * LP lower bound that `remat info --budget` reports.
+ *
+ * 1. Solve the LP relaxation of the Checkmate model (checkmate.c, all
+ *    binaries relaxed to [0, 1]) at the budget: its optimum is a lower
+ *    bound on the cost of every schedule in the model, reported as
+ *    lower_bound.
+ * 2. Solve it again at tighter budgets, 90% first as Checkmate does ("a
+ *    hack to get values under the budget"), then 80%, 70%, ... while
+ *    time allows and until a rounding fits.
+ * 3. Phase one rounds S, the retention matrix: thresholds 0.1 .. 0.9
+ *    and randomised rounding (S[t,i] = 1 with probability S[t,i], from
+ *    the request's seed, --rounds times).  Phase two rebuilds the
+ *    cheapest R that S needs (Checkmate's solve_r_opt) and normalizes:
+ *    computes nothing reads are dropped, S becomes the least retention R
+ *    needs, a node that may not be recomputed is retained instead.
+ *    Thresholded R is tried as well.
+ * 4. Keep the cheapest candidate whose exact peak fits the real budget;
+ *    the simulator judges it (fit.h).
+ *
+ * Complexity: one LP of O(T^2 + T E) variables per budget tried, then
+ * O(T^2 + T E) per rounding.  It does not guarantee a schedule even when
+ * one exists, and gives no bound on how far from optimal its schedule is
+ * beyond the reported LP bound.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/planner.h"
+#include "checkmate.h"
+#include "checkmate_model.h"
+#include "fit.h"
+
+/* LPs beyond this many columns are not attempted. */
+#define LP_MAX_COLS 3000000
+
+/*
+ * Seconds Clp needs for the relaxation, from the model's nonzeros: fitted
+ * on this machine (2-core x86_64) to FCN8 (1e5 nonzeros, 0.6 s),
+ * MobileNet (6.6e5, 11 s), random-layered-n250 (1.9e6, 86 s) and
+ * ResNet50 (2.5e6, 112 s) training graphs, rounded up.  Clp cannot be
+ * stopped from outside, so an LP that would outlast the time limit is
+ * not started.
+ */
+static double lp_seconds(int64_t nnz)
+{
+	double r = (double)nnz / 2e5;
+
+	return 1e-5 * (double)nnz * pow(r > 1 ? r : 1, 0.7);
+}
+
+static const struct remat_planner_option checkmate_lp_options[] = {
+	{ "solver", "NAME", "LP solver: cbc (Clp) or glpk (default cbc)" },
+	{ "rounds", "N", "randomised roundings per LP solution (default 50)" },
+	{ NULL, NULL, NULL }
+};
+
+static uint64_t next_rand(uint64_t *s)
+{
+	/* splitmix64: a fixed, portable sequence for a given seed. */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Solve the relaxation of cm (built here); REMAT_OK with res filled. */
+static int solve_lp(struct remat_i_cm *cm, int backend, double deadline,
+		    struct remat_i_milp_result *res, struct remat_error *err)
+{
+	struct remat_i_milp_opts mo;
+
+	REMAT_TRY(remat_i_cm_build(cm, err));
+	memset(&mo, 0, sizeof(mo));
+	mo.relax = 1;
+	mo.deadline = deadline;
+	return remat_i_milp_solve(backend, &cm->lp, &mo, res, err);
+}
+
+struct rounding {
+	const struct remat_plan_request *req;
+	const struct remat_i_cm *cm;       /* at the real budget: judges peaks */
+	struct remat_i_cm_sol cand;
+	struct remat_best best;
+	struct remat_schedule sched;
+};
+
+/* Complete cand (R set), and offer it when its peak fits. */
+static int try_candidate(struct rounding *r, struct remat_error *err)
+{
+	REMAT_TRY(remat_i_cm_normalize(r->cm, &r->cand, err));
+	if (r->cand.peak > r->cm->budget)
+		return REMAT_OK;
+	REMAT_TRY(remat_i_cm_schedule(r->cm, &r->cand, &r->sched, err));
+	return remat_best_offer(&r->best, "checkmate-lp", r->req->graph, r->req->budget,
+				&r->sched, NULL, NULL, err);
+}
+
+/* Phase one and two on one LP solution x of the model lpm. */
+static int round_solution(struct rounding *r, const struct remat_i_cm *lpm, const double *x,
+			  long rounds, uint64_t *rng, struct remat_error *err)
+{
+	const struct remat_i_cm *cm = r->cm;
+	int32_t T = cm->T, N = cm->N, t, m, c;
+	int th;
+
+	for (th = 1; th <= 9 + rounds; th++) {
+		for (t = 0; t <= T; t++)
+			for (m = 0; m < N; m++) {
+				int32_t h = lpm->S[(int64_t)t * N + m];
+				double v = h == REMAT_I_CM_ONE ? 1 : h >= 0 ? x[h] : 0;
+				int bit;
+
+				if (th <= 9)
+					bit = v >= th / 10.0 - 1e-9;
+				else
+					bit = (double)(next_rand(rng) >> 11) * 0x1p-53 < v;
+				r->cand.S[(int64_t)t * N + m] = (uint8_t)bit;
+			}
+		remat_i_cm_r_from_s(cm, &r->cand);
+		REMAT_TRY(try_candidate(r, err));
+		if (remat_plan_expired(r->req))
+			return REMAT_OK;
+	}
+	/* R by thresholds as well: normalize supplies the retention. */
+	for (th = 1; th <= 9; th++) {
+		for (t = 0; t < T; t++)
+			for (c = 0; c < T; c++) {
+				int32_t h = lpm->R[(int64_t)t * T + c];
+				double v = h == REMAT_I_CM_ONE ? 1 : h >= 0 ? x[h] : 0;
+
+				r->cand.R[(int64_t)t * T + c] = v >= th / 10.0 - 1e-9;
+			}
+		REMAT_TRY(try_candidate(r, err));
+	}
+	return REMAT_OK;
+}
+
+static int checkmate_lp_plan(const struct remat_plan_request *req,
+			     struct remat_schedule *out, struct remat_error *err)
+{
+	const char *sv = remat_opt_get(req, "solver");
+	struct remat_i_cm cm, lpm;
+	struct remat_i_milp_result lr;
+	struct rounding r;
+	uint64_t rng = req->seed;
+	double lb = NAN, frac;
+	int64_t cols, nnz;
+	long rounds;
+	int backend = REMAT_I_MILP_CBC, rc, step;
+
+	if (sv && (backend = remat_i_milp_backend_parse(sv)) < 0)
+		return REMAT_FAIL(err, REMAT_EUSAGE,
+				  "option '--solver': expected 'cbc' or 'glpk', got '%s'", sv);
+	REMAT_TRY(remat_opt_int(req, "rounds", 50, 0, 100000, &rounds, err));
+	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, 0, err));
+	memset(&r, 0, sizeof(r));
+	r.req = req;
+	r.cm = &cm;
+	remat_best_init(&r.best);
+	remat_schedule_init(&r.sched);
+	remat_i_milp_result_init(&lr);
+	rc = remat_i_cm_sol_init(&cm, &r.cand, err);
+	if (rc)
+		goto done;
+	remat_i_cm_estimate(&cm, &cols, &nnz);
+	if (cols > LP_MAX_COLS) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "the LP would have about %lld columns: "
+				"too large", (long long)cols);
+		goto done;
+	}
+	if (req->deadline > 0 && backend == REMAT_I_MILP_CBC &&
+	    remat_now() + lp_seconds(nnz) > req->deadline) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "the LP relaxation would take about %.0f s, "
+				"more than the time limit leaves", lp_seconds(nnz));
+		goto done;
+	}
+	/* Budgets: 100% (the bound), 90%, 80%, ... while nothing fits. */
+	for (step = 0; step <= 9; step++) {
+		frac = step == 0 ? 1.0 : 1.0 - 0.1 * step;
+		if (step > 1 && r.best.have)
+			break;
+		if (remat_plan_expired(req))
+			break;
+		rc = remat_i_cm_init(&lpm, req->graph, (int64_t)floor(frac * (double)req->budget),
+				     0, err);
+		if (rc)
+			goto done;
+		remat_i_milp_result_release(&lr);
+		rc = solve_lp(&lpm, backend, req->deadline, &lr, err);
+		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
+			if (step == 0)
+				lb = lr.obj;
+			rc = round_solution(&r, &lpm, lr.x, rounds, &rng, err);
+		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
+			remat_i_cm_release(&lpm);
+			break; /* tighter budgets are infeasible too */
+		}
+		remat_i_cm_release(&lpm);
+		if (rc)
+			goto done;
+	}
+	if (!r.best.have) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no rounding of the LP relaxation fits the "
+				"budget");
+		goto done;
+	}
+	if (req->report && !isnan(lb)) {
+		double cost = r.best.res.cost;
+
+		req->report->lower_bound = lb > cost ? cost : lb;
+		req->report->gap = cost > 0 ? (cost - req->report->lower_bound) / cost : 0;
+		if (req->report->gap < 1e-9)
+			req->report->gap = 0;
+		req->report->optimal = req->report->gap == 0 ? 1 : 0;
+	}
+	rc = remat_best_take(&r.best, out, err);
+done:
+	remat_i_milp_result_release(&lr);
+	remat_i_cm_sol_release(&r.cand);
+	remat_schedule_release(&r.sched);
+	remat_best_release(&r.best);
+	remat_i_cm_release(&cm);
+	return rc;
+}
+
+int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,
+			       double max_seconds, double *bound, int *status,
+			       struct remat_error *err)
+{
+	struct remat_i_cm cm;
+	struct remat_i_milp_result lr;
+	int64_t cols, nnz;
+	int32_t m;
+	int rc;
+
+	*bound = NAN;
+	*status = 2;
+	REMAT_TRY(remat_i_cm_init(&cm, g, budget, 0, err));
+	remat_i_milp_result_init(&lr);
+	remat_i_cm_estimate(&cm, &cols, &nnz);
+	rc = REMAT_OK;
+	for (m = cm.P; m < cm.N; m++) {
+		/* A node whose inputs, output and workspace exceed the budget. */
+		int64_t need = cm.mem[m] + cm.ws[m];
+		int32_t k;
+
+		for (k = cm.in_off[m]; k < cm.in_off[m + 1]; k++)
+			need += cm.mem[cm.in_idx[k]];
+		if (need > cm.budget)
+			*status = 1;
+	}
+	if (*status == 2 && cols <= LP_MAX_COLS &&
+	    (max_seconds <= 0 || lp_seconds(nnz) <= max_seconds)) {
+		rc = solve_lp(&cm, REMAT_I_MILP_CBC, 0, &lr, err);
+		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
+			*bound = lr.obj;
+			*status = 0;
+		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
+			*status = 1;
+		}
+	}
+	remat_i_milp_result_release(&lr);
+	remat_i_cm_release(&cm);
+	return rc;
+}
+
+const struct remat_planner remat_planner_checkmate_lp = {
+	.name = "checkmate-lp",
+	.summary = "Checkmate's LP relaxation with two-phase rounding, for graphs too large "
+		   "for the MILP",
+	.flags = 0,
+	.options = checkmate_lp_options,
+	.plan = checkmate_lp_plan,
+};
