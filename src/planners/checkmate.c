@@ -8,8 +8,10 @@
  * 1. Warm start: run every fast planner (flagged REMAT_PLANNER_AUTO), map
  *    each schedule into the model (remat_i_cm_map: same first-compute
  *    order, no node twice in a stage, then the least retention its
- *    computes need) and keep the cheapest whose model peak fits.  When it
- *    costs what computing every needed node once costs, stop: optimal.
+ *    computes need) and keep the cheapest whose model peak fits.  When
+ *    none fits, round the LP relaxation as checkmate-lp does.  When the
+ *    warm start costs what computing every needed node once costs, stop:
+ *    it is optimal.
  * 2. Build the MILP (checkmate_model.c): stages t = 0..T-1 follow the
  *    loader's topological order of the nodes that must be computed;
  *    binaries R[t,i] (compute i in stage t), S[t,i] (i resident entering
@@ -94,12 +96,14 @@ extern const struct remat_planner remat_planner_checkmate;
 
 /* Largest model built at all (columns), to fail early instead of thrashing. */
 #define CM_MAX_COLS 4000000
+/* Without --time-limit, an LP rounding warm start must fit in this. */
+#define WARM_LP_SECONDS 30.0
 
 static const struct remat_planner_option checkmate_options[] = {
 	{ "solver", "NAME", "MILP solver: cbc or glpk (default cbc, the faster by far)" },
 	{ "warm-start", "on|off",
-	  "start from the cheapest fast planner's schedule that maps into the model "
-	  "(default on)" },
+	  "start from the cheapest fast planner's schedule that maps into the model, "
+	  "else from the LP rounding (default on)" },
 	{ "max-computes", "C", "compute each node at most C times (default 0: no cap)" },
 	{ "gap", "G", "stop at relative optimality gap G (default 0: prove optimality)" },
 	{ "free-rows", "split|hazard",
@@ -159,18 +163,6 @@ static void on_progress(void *ctx, double inc, double bound)
 	p.bound = isnan(bound) || bound < pc->floor ? pc->floor : bound;
 	p.elapsed = remat_now() - pc->t0;
 	remat_plan_progress(pc->req, &p);
-}
-
-/* Is a (cost, peak) better than b's? Costs within 1e-12 relative tie. */
-static int sol_better(const struct remat_i_cm_sol *a, const struct remat_i_cm_sol *b)
-{
-	double tol = 1e-12 * fmax(fabs(a->cost), fabs(b->cost));
-
-	if (a->cost < b->cost - tol)
-		return 1;
-	if (a->cost > b->cost + tol)
-		return 0;
-	return a->peak < b->peak;
 }
 
 static void set_report(const struct remat_plan_request *req, double cost, double lb,
@@ -312,7 +304,7 @@ static int solve_model(const struct remat_plan_request *req, struct remat_i_cm *
 				"the budget (the MILP is infeasible)");
 		goto done;
 	}
-	if (have_sol && (!have_inc || sol_better(&sol, inc))) {
+	if (have_sol && (!have_inc || remat_i_cm_sol_better(&sol, inc))) {
 		rc = remat_i_cm_sol_copy(cm, inc, &sol, err);
 		if (rc)
 			goto done;
@@ -353,14 +345,17 @@ static int offer(const struct remat_i_cm *cm, const struct remat_schedule *sched
 		*err = e;
 		return rc;
 	}
-	if (tmp->peak > cm->budget || (*have && !sol_better(tmp, best)))
+	if (tmp->peak > cm->budget || (*have && !remat_i_cm_sol_better(tmp, best)))
 		return REMAT_OK;
 	REMAT_TRY(remat_i_cm_sol_copy(cm, best, tmp, err));
 	*have = 1;
 	return REMAT_OK;
 }
 
-/* Step 1: the fast planners' schedules, within a quarter of the time. */
+/*
+ * Step 1: the fast planners' schedules, within a quarter of the time;
+ * if none fits, the LP rounding.
+ */
 static int warm_start(const struct remat_plan_request *req, const struct remat_i_cm *cm,
 		      struct remat_i_cm_sol *inc, int *have, struct remat_error *err)
 {
@@ -399,16 +394,22 @@ static int warm_start(const struct remat_plan_request *req, const struct remat_i
 		remat_plan_report_init(&rep);
 		remat_error_clear(&e);
 		prc = remat_plan_run(p, &sub, &cand, &r, &e);
-		if (prc == REMAT_ENOFIT || prc == REMAT_ECANCELED)
-			continue;
-		if (prc) {
-			*err = e;
-			rc = prc;
-			break;
-		}
+		if (prc)
+			continue; /* no schedule, or a failing planner: not a warm start */
 		rc = offer(cm, &cand, &tmp, inc, have, err);
 		if (rc)
 			break;
+	}
+	if (rc == REMAT_OK && !*have) {
+		/* No heuristic fits: Checkmate's LP rounding, within half the time. */
+		double until = req->deadline > 0 ? t0 + 0.5 * (req->deadline - t0)
+			: remat_now() + WARM_LP_SECONDS;
+		struct remat_progress pr = { "checkmate", "warm start: LP rounding", -1, NAN,
+					     NAN, 0 };
+
+		pr.elapsed = remat_now() - t0;
+		remat_plan_progress(req, &pr);
+		rc = remat_i_checkmate_lp_warm(req, cm, until, inc, have, err);
 	}
 	remat_schedule_release(&cand);
 	remat_i_cm_sol_release(&tmp);

@@ -86,19 +86,33 @@ static int solve_lp(struct remat_i_cm *cm, int backend, double deadline,
 struct rounding {
 	const struct remat_plan_request *req;
 	const struct remat_i_cm *cm;       /* at the real budget: judges peaks */
+	double deadline;                   /* 0: none */
 	struct remat_i_cm_sol cand;
-	struct remat_best best;
+	struct remat_i_cm_sol *best;       /* the cheapest point that fits */
+	int *have;
+	struct remat_best *sbest;          /* NULL, or its schedules, simulated */
 	struct remat_schedule sched;
 };
 
-/* Complete cand (R set), and offer it when its peak fits. */
+static int expired(const struct rounding *r)
+{
+	return r->deadline > 0 && remat_now() >= r->deadline;
+}
+
+/* Normalize cand (R set); keep it when its peak fits and it is cheaper. */
 static int try_candidate(struct rounding *r, struct remat_error *err)
 {
 	REMAT_TRY(remat_i_cm_normalize(r->cm, &r->cand, err));
-	if (r->cand.peak > r->cm->budget)
+	if (r->cand.peak > r->cm->budget || (*r->have && !remat_i_cm_sol_better(&r->cand,
+										 r->best)))
 		return REMAT_OK;
+	REMAT_TRY(remat_i_cm_sol_copy(r->cm, r->best, &r->cand, err));
+	*r->have = 1;
+	if (!r->sbest)
+		return REMAT_OK;
+	/* The simulator judges it too (fit.h); it agrees with the model's peak. */
 	REMAT_TRY(remat_i_cm_schedule(r->cm, &r->cand, &r->sched, err));
-	return remat_best_offer(&r->best, "checkmate-lp", r->req->graph, r->req->budget,
+	return remat_best_offer(r->sbest, "checkmate-lp", r->req->graph, r->req->budget,
 				&r->sched, NULL, NULL, err);
 }
 
@@ -125,7 +139,7 @@ static int round_solution(struct rounding *r, const struct remat_i_cm *lpm, cons
 			}
 		remat_i_cm_r_from_s(cm, &r->cand);
 		REMAT_TRY(try_candidate(r, err));
-		if (remat_plan_expired(r->req))
+		if (expired(r))
 			return REMAT_OK;
 	}
 	/* R by thresholds as well: normalize supplies the retention. */
@@ -142,77 +156,99 @@ static int round_solution(struct rounding *r, const struct remat_i_cm *lpm, cons
 	return REMAT_OK;
 }
 
+/*
+ * Steps 1 to 3: LPs at 100% (when lb is wanted), 90%, 80%, ... of the
+ * budget while nothing fits and time is left, each rounded.  *lb (may be
+ * NULL): the LP optimum at 100% (NaN if not solved).  REMAT_ENOFIT when
+ * the LP cannot be started in time or is too large.
+ */
+static int lp_round(struct rounding *r, int backend, long rounds, double *lb,
+		    struct remat_error *err)
+{
+	const struct remat_plan_request *req = r->req;
+	struct remat_i_cm lpm;
+	struct remat_i_milp_result lr;
+	uint64_t rng = req->seed;
+	int64_t cols, nnz;
+	int rc = REMAT_OK, step;
+
+	if (lb)
+		*lb = NAN;
+	remat_i_cm_estimate(r->cm, &cols, &nnz);
+	if (cols > LP_MAX_COLS)
+		return REMAT_FAIL(err, REMAT_ENOFIT, "the LP would have about %lld columns: "
+				  "too large", (long long)cols);
+	if (r->deadline > 0 && backend == REMAT_I_MILP_CBC &&
+	    remat_now() + lp_seconds(nnz) > r->deadline)
+		return REMAT_FAIL(err, REMAT_ENOFIT, "the LP relaxation would take about %.0f s, "
+				  "more than the time limit leaves", lp_seconds(nnz));
+	REMAT_TRY(remat_i_cm_sol_init(r->cm, &r->cand, err));
+	remat_schedule_init(&r->sched);
+	remat_i_milp_result_init(&lr);
+	for (step = lb ? 0 : 1; step <= 9 && rc == REMAT_OK; step++) {
+		double frac = 1.0 - 0.1 * step;
+
+		if ((step > 1 && *r->have) || expired(r))
+			break;
+		rc = remat_i_cm_init(&lpm, req->graph, (int64_t)floor(frac * (double)req->budget),
+				     0, err);
+		if (rc)
+			break;
+		remat_i_milp_result_release(&lr);
+		rc = solve_lp(&lpm, backend, r->deadline, &lr, err);
+		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
+			if (step == 0)
+				*lb = lr.obj;
+			rc = round_solution(r, &lpm, lr.x, rounds, &rng, err);
+		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
+			step = 10; /* tighter budgets are infeasible too */
+		}
+		remat_i_cm_release(&lpm);
+	}
+	remat_i_milp_result_release(&lr);
+	remat_i_cm_sol_release(&r->cand);
+	remat_schedule_release(&r->sched);
+	return rc;
+}
+
 static int checkmate_lp_plan(const struct remat_plan_request *req,
 			     struct remat_schedule *out, struct remat_error *err)
 {
 	const char *sv = remat_opt_get(req, "solver");
-	struct remat_i_cm cm, lpm;
-	struct remat_i_milp_result lr;
+	struct remat_i_cm cm;
+	struct remat_i_cm_sol best;
+	struct remat_best sbest;
 	struct rounding r;
-	uint64_t rng = req->seed;
-	double lb = NAN, frac;
-	int64_t cols, nnz;
+	double lb;
 	long rounds;
-	int backend = REMAT_I_MILP_CBC, rc, step;
+	int backend = REMAT_I_MILP_CBC, rc, have = 0;
 
 	if (sv && (backend = remat_i_milp_backend_parse(sv)) < 0)
 		return REMAT_FAIL(err, REMAT_EUSAGE,
 				  "option '--solver': expected 'cbc' or 'glpk', got '%s'", sv);
 	REMAT_TRY(remat_opt_int(req, "rounds", 50, 0, 100000, &rounds, err));
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, 0, err));
+	remat_best_init(&sbest);
 	memset(&r, 0, sizeof(r));
-	r.req = req;
-	r.cm = &cm;
-	remat_best_init(&r.best);
-	remat_schedule_init(&r.sched);
-	remat_i_milp_result_init(&lr);
-	rc = remat_i_cm_sol_init(&cm, &r.cand, err);
+	rc = remat_i_cm_sol_init(&cm, &best, err);
 	if (rc)
 		goto done;
-	remat_i_cm_estimate(&cm, &cols, &nnz);
-	if (cols > LP_MAX_COLS) {
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "the LP would have about %lld columns: "
-				"too large", (long long)cols);
+	r.req = req;
+	r.cm = &cm;
+	r.deadline = req->deadline;
+	r.best = &best;
+	r.have = &have;
+	r.sbest = &sbest;
+	rc = lp_round(&r, backend, rounds, &lb, err);
+	if (rc)
 		goto done;
-	}
-	if (req->deadline > 0 && backend == REMAT_I_MILP_CBC &&
-	    remat_now() + lp_seconds(nnz) > req->deadline) {
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "the LP relaxation would take about %.0f s, "
-				"more than the time limit leaves", lp_seconds(nnz));
-		goto done;
-	}
-	/* Budgets: 100% (the bound), 90%, 80%, ... while nothing fits. */
-	for (step = 0; step <= 9; step++) {
-		frac = step == 0 ? 1.0 : 1.0 - 0.1 * step;
-		if (step > 1 && r.best.have)
-			break;
-		if (remat_plan_expired(req))
-			break;
-		rc = remat_i_cm_init(&lpm, req->graph, (int64_t)floor(frac * (double)req->budget),
-				     0, err);
-		if (rc)
-			goto done;
-		remat_i_milp_result_release(&lr);
-		rc = solve_lp(&lpm, backend, req->deadline, &lr, err);
-		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
-			if (step == 0)
-				lb = lr.obj;
-			rc = round_solution(&r, &lpm, lr.x, rounds, &rng, err);
-		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
-			remat_i_cm_release(&lpm);
-			break; /* tighter budgets are infeasible too */
-		}
-		remat_i_cm_release(&lpm);
-		if (rc)
-			goto done;
-	}
-	if (!r.best.have) {
+	if (!sbest.have) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no rounding of the LP relaxation fits the "
 				"budget");
 		goto done;
 	}
 	if (req->report && !isnan(lb)) {
-		double cost = r.best.res.cost;
+		double cost = sbest.res.cost;
 
 		req->report->lower_bound = lb > cost ? cost : lb;
 		req->report->gap = cost > 0 ? (cost - req->report->lower_bound) / cost : 0;
@@ -220,14 +256,29 @@ static int checkmate_lp_plan(const struct remat_plan_request *req,
 			req->report->gap = 0;
 		req->report->optimal = req->report->gap == 0 ? 1 : 0;
 	}
-	rc = remat_best_take(&r.best, out, err);
+	rc = remat_best_take(&sbest, out, err);
 done:
-	remat_i_milp_result_release(&lr);
-	remat_i_cm_sol_release(&r.cand);
-	remat_schedule_release(&r.sched);
-	remat_best_release(&r.best);
+	remat_i_cm_sol_release(&best);
+	remat_best_release(&sbest);
 	remat_i_cm_release(&cm);
 	return rc;
+}
+
+int remat_i_checkmate_lp_warm(const struct remat_plan_request *req,
+			      const struct remat_i_cm *cm, double deadline,
+			      struct remat_i_cm_sol *inc, int *have, struct remat_error *err)
+{
+	struct rounding r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.req = req;
+	r.cm = cm;
+	r.deadline = deadline;
+	r.best = inc;
+	r.have = have;
+	rc = lp_round(&r, REMAT_I_MILP_CBC, 20, NULL, err);
+	return rc == REMAT_ENOFIT ? REMAT_OK : rc;
 }
 
 int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,

@@ -585,6 +585,17 @@ int remat_i_cm_sol_copy(const struct remat_i_cm *cm, struct remat_i_cm_sol *dst,
 	return REMAT_OK;
 }
 
+int remat_i_cm_sol_better(const struct remat_i_cm_sol *a, const struct remat_i_cm_sol *b)
+{
+	double tol = 1e-12 * fmax(fabs(a->cost), fabs(b->cost));
+
+	if (a->cost < b->cost - tol)
+		return 1;
+	if (a->cost > b->cost + tol)
+		return 0;
+	return a->peak < b->peak;
+}
+
 #define SR(s, t, c) ((s)->R[(int64_t)(t) * cm->T + (c)])
 #define SS(s, t, m) ((s)->S[(int64_t)(t) * cm->N + (m)])
 

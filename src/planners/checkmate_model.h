@@ -109,6 +109,19 @@ int remat_i_cm_normalize(const struct remat_i_cm *cm, struct remat_i_cm_sol *s,
  */
 const char *remat_i_cm_complete(const struct remat_i_cm *cm, struct remat_i_cm_sol *s);
 
+/* Is a cheaper than b (costs within 1e-12 relative tie), or as cheap and lower? */
+int remat_i_cm_sol_better(const struct remat_i_cm_sol *a, const struct remat_i_cm_sol *b);
+
+/*
+ * Warm start from Checkmate's LP rounding (checkmate_lp.c): keep in inc
+ * the cheapest rounding that fits cm's budget if it beats inc (*have).
+ * Stops at deadline (0: none); an LP that would not finish by then is
+ * not started.
+ */
+int remat_i_checkmate_lp_warm(const struct remat_plan_request *req,
+			      const struct remat_i_cm *cm, double deadline,
+			      struct remat_i_cm_sol *inc, int *have, struct remat_error *err);
+
 /* Read a solver's x (rounding binaries) into s->R and s->S. */
 void remat_i_cm_from_x(const struct remat_i_cm *cm, const double *x,
 		       struct remat_i_cm_sol *s);
