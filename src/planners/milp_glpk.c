@@ -218,6 +218,12 @@ static int run(struct glpk_ctx *c, int *ia, int *ja, double *ar, struct remat_er
 	iocp.cb_func = glpk_callback;
 	iocp.cb_info = c;
 	iocp.mip_gap = o->gap;
+	/*
+	 * GLPK's default 1e-5 lets a "zero" binary carry 1e-5 of a value of
+	 * 10^5 bytes-units into the memory rows: solutions that round to
+	 * over budget (seen on an 8-layer chain with 4-byte GCD).
+	 */
+	iocp.tol_int = 1e-9;
 	if (c->start1) {
 		/* glp_ios_heur_sol needs the presolver off and an optimal root LP. */
 		glp_adv_basis(c->P, 0);
