@@ -329,6 +329,14 @@ done:
 	return rc;
 }
 
+static int too_large(const struct remat_i_cm *cm, struct remat_error *err)
+{
+	if (cm->T <= REMAT_I_CM_MAX_T)
+		return REMAT_OK;
+	return REMAT_FAIL(err, REMAT_ENOFIT, "%d nodes to compute: too many for the MILP "
+			  "(at most %d); use another planner", cm->T, REMAT_I_CM_MAX_T);
+}
+
 /* Map sched into the model; keep it in best when it fits and is better. */
 static int offer(const struct remat_i_cm *cm, const struct remat_schedule *sched,
 		 struct remat_i_cm_sol *tmp, struct remat_i_cm_sol *best, int *have,
@@ -426,7 +434,10 @@ static int checkmate_plan(const struct remat_plan_request *req,
 
 	REMAT_TRY(read_opts(req, &o, err));
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, (int)o.max_computes, err));
-	rc = remat_i_cm_sol_init(&cm, &inc, err);
+	memset(&inc, 0, sizeof(inc));
+	rc = too_large(&cm, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_cm_sol_init(&cm, &inc, err);
 	if (rc == REMAT_OK && o.warm)
 		rc = warm_start(req, &cm, &inc, &have, err);
 	if (rc == REMAT_OK)
@@ -448,7 +459,10 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 	REMAT_TRY(read_opts(req, &o, err));
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, (int)o.max_computes, err));
 	memset(&tmp, 0, sizeof(tmp));
-	rc = remat_i_cm_sol_init(&cm, &inc, err);
+	memset(&inc, 0, sizeof(inc));
+	rc = too_large(&cm, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_cm_sol_init(&cm, &inc, err);
 	if (rc == REMAT_OK)
 		rc = remat_i_cm_sol_init(&cm, &tmp, err);
 	if (rc == REMAT_OK && incumbent)

@@ -230,6 +230,12 @@ static int checkmate_lp_plan(const struct remat_plan_request *req,
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, 0, err));
 	remat_best_init(&sbest);
 	memset(&r, 0, sizeof(r));
+	memset(&best, 0, sizeof(best));
+	if (cm.T > REMAT_I_CM_MAX_T) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "%d nodes to compute: too many for the LP "
+				"(at most %d)", cm.T, REMAT_I_CM_MAX_T);
+		goto done;
+	}
 	rc = remat_i_cm_sol_init(&cm, &best, err);
 	if (rc)
 		goto done;

@@ -232,6 +232,12 @@ void remat_i_cm_estimate(const struct remat_i_cm *cm, int64_t *cols, int64_t *nn
 	int64_t n = 0, z = 0;
 	int32_t t, c, m, k;
 
+	if (cm->T > REMAT_I_CM_MAX_T) {
+		/* Far beyond any cap; not worth the O(T (T + N)) count. */
+		*cols = (int64_t)cm->T * cm->T;
+		*nnz = 8 * *cols;
+		return;
+	}
 	for (t = 0; t < cm->T; t++) {
 		for (c = 0; c < t; c++)
 			if (r_handle(cm, t, c) == 0)

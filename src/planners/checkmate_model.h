@@ -24,6 +24,12 @@
 #include "remat/planner.h"
 #include "milp.h"
 
+/*
+ * Most stages a model (or a point of it: O(T^2) bytes) is made for; the
+ * planners refuse larger graphs before allocating.
+ */
+#define REMAT_I_CM_MAX_T 4000
+
 /* Handles of model variables: a column >= 0, or one of these constants. */
 #define REMAT_I_CM_ZERO (-1)
 #define REMAT_I_CM_ONE (-2)
