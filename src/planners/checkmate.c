@@ -272,6 +272,8 @@ static int solve_model(const struct remat_plan_request *req, struct remat_i_cm *
 	pc.floor = cm->least_cost;
 	mo.progress = req->progress ? on_progress : NULL;
 	mo.progress_ctx = &pc;
+	/* CBC reports nothing while it runs (milp_cbc.c): say where we start. */
+	on_progress(&pc, NAN, NAN);
 	rc = remat_i_milp_solve(o->backend, &cm->lp, &mo, &mr, err);
 	if (rc)
 		goto done;
