@@ -23,7 +23,7 @@ static const struct cli_cmd commands[] = {
 	  "(and within the budget, if one was given); 1: invalid schedule or bad\n"
 	  "input; 3: valid but over budget.",
 	  cmd_simulate_opts, 2, 2, 0, cmd_simulate },
-	{ "info", "GRAPH [--json]",
+	{ "info", "GRAPH [--budget B] [--json]",
 	  "validate a graph and show its size, no-remat peak and lower bound",
 	  NULL, cmd_info_opts, 1, 1, 0, cmd_info },
 	{ "planners", "", "list the planners, one per line", NULL,
