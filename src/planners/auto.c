@@ -166,13 +166,21 @@ static int auto_plan(const struct remat_plan_request *req,
 			first_failure = prc;
 			failure = e;
 		}
-		if (kept) {
+		if (kept)
 			snprintf(winner, sizeof(winner), "checkmate");
-			if (req->report) {
-				req->report->lower_bound = sub_report.lower_bound;
-				req->report->gap = sub_report.gap;
-				req->report->optimal = sub_report.optimal;
-			}
+		/*
+		 * The MILP's bound holds for schedules in its model; report it
+		 * unless a schedule outside the model came in under it.
+		 */
+		if (best.have && req->report && !isnan(sub_report.lower_bound) &&
+		    sub_report.lower_bound <= best.res.cost * (1 + 1e-12)) {
+			double c = best.res.cost, lb = sub_report.lower_bound;
+
+			req->report->lower_bound = lb;
+			req->report->gap = c > 0 ? (c - lb) / c : 0;
+			if (req->report->gap < 1e-9)
+				req->report->gap = 0;
+			req->report->optimal = req->report->gap == 0;
 		}
 	}
 	if (!best.have && first_failure != REMAT_OK) {

@@ -221,9 +221,9 @@ static void test_random(void **state)
 					assert_true(opt <= mc + 1e-9);
 				if (r2.cost < opt - 1e-9) {
 					beaten++;
-					print_message("'%s' beats the model (%g < %g) in another "
-						      "order: %s budget %lld\n", (*pp)->name, r2.cost,
-						      opt, json, (long long)b);
+					print_message("'%s' beats the model (%g < %g) with a schedule "
+						      "outside it: %s budget %lld\n", (*pp)->name,
+						      r2.cost, opt, json, (long long)b);
 				}
 			}
 
