@@ -63,15 +63,16 @@
  *   S[t+1,u], FREE <= 1 - R[t,w] for each later user w in the stage) and
  *   no row forcing FREE to 1.  Same integer optimum as Checkmate's two
  *   aggregated rows (--free-rows hazard), a tighter LP relaxation, and
- *   20-60x faster on training chains (bench/RESULTS.md).  Where the
- *   solver leaves a free out, step 5 frees anyway.
+ *   up to 15 times faster on training chains (bench/RESULTS.md).  Where
+ *   the solver leaves a free out, step 5 frees anyway.
  * - No 1% noise on the costs (Checkmate perturbs them to break ties);
  *   ties are broken by the solver, deterministically.
  *
  * Complexity: O(T^2 + T E) variables and rows for T nodes and E edges;
  * the branch and bound is exponential in the worst case.  CBC proves
- * 16- to 32-layer training chains (33 to 65 nodes) optimal in seconds,
- * GLPK only up to about 33 nodes (bench/RESULTS.md).
+ * 32-layer training chains (66 nodes) optimal in about a second and
+ * FCN-8's 73-node training graph in seconds; GLPK is slower on most
+ * instances (bench/RESULTS.md).
  *
  * What it does not guarantee: optimality among all schedules.  It is
  * optimal among schedules whose first computations follow the loader's
@@ -100,7 +101,7 @@ extern const struct remat_planner remat_planner_checkmate;
 #define WARM_LP_SECONDS 30.0
 
 static const struct remat_planner_option checkmate_options[] = {
-	{ "solver", "NAME", "MILP solver: cbc or glpk (default cbc, the faster by far)" },
+	{ "solver", "NAME", "MILP solver: cbc or glpk (default cbc: it proves more)" },
 	{ "warm-start", "on|off",
 	  "start from the cheapest fast planner's schedule that maps into the model, "
 	  "else from the LP rounding (default on)" },
@@ -480,8 +481,10 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 int remat_i_checkmate_auto_fits(const struct remat_graph *g, double time_left)
 {
 	/*
-	 * CBC proves 65-node training chains optimal in about 10 s here;
-	 * beyond ~100 model nodes a short run rarely beats the heuristics.
+	 * CBC proves 66-node training chains optimal in about a second; at
+	 * 100 nodes (random-layered-n100) it needs tens of seconds or does
+	 * not finish in a minute (bench/RESULTS.md).  Larger graphs are left
+	 * to the heuristics.
 	 */
 	if (time_left > 0 && time_left < 0.5)
 		return 0;
