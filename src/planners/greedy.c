@@ -352,10 +352,20 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 			s.resident[i] = 1;
 			s.cur += g->mem[i];
 		}
-	s.peak = s.cur;
+	/*
+	 * Nothing to compute (no output needs a non-input node): the empty
+	 * schedule, which the simulator reads as compute-only and so drops
+	 * the unused inputs before the first step.  Explicit frees with no
+	 * compute would leave the peak at every input's bytes (FORMATS.md:
+	 * without a compute step the peak is the memory at the start).
+	 */
+	if (s.n_items == 0)
+		goto done;
 	for (i = 0; i < g->n && rc == REMAT_OK; i++)
 		if (g->kind[i] == REMAT_KIND_INPUT)
 			rc = check_free(&s, i);
+	/* Only the memory during computes counts toward the peak. */
+	s.peak = s.cur;
 	for (m = 0; m < s.n_items && rc == REMAT_OK; m++) {
 		int32_t x = s.order[m], it;
 
