@@ -24,6 +24,7 @@ Each run is `remat plan GRAPH --budget B --planner P --json -o OUT
   exit3-fit  exit 3 although the budget covers the no-remat peak
   exit3-file exit 3 but a schedule file was written
   slow       the run took more than T + 2 s
+  cliff      with --time-limit 0 (no limit): the run took more than --cliff s
   nondet     the same command twice gave different schedule bytes (a sample
              of the runs; only when both runs finished well inside T)
   info       `remat info --json` disagrees with the checker on the no-remat peak
@@ -391,14 +392,24 @@ class Stress:
         return bool(r.get("valid")), bool(r.get("feasible")), r, [], p.stderr.strip()[:300] or None
 
     def plan_cmd(self, graph, budget, planner, out):
-        return [self.remat, "plan", graph, "--budget", budget, "--planner", planner, "--json",
-                "-q", "-o", out, "--time-limit", str(self.a.time_limit)]
+        cmd = [self.remat, "plan", graph, "--budget", budget, "--planner", planner, "--json",
+               "-q", "-o", out]
+        if self.a.time_limit > 0:
+            cmd += ["--time-limit", "%g" % self.a.time_limit]
+        return cmd
+
+    def timely(self, t1, t2):
+        """Both runs ended well before any time limit (else they may differ)."""
+        return self.a.time_limit <= 0 or max(t1, t2) < self.a.time_limit / 2
+
+    def hard_timeout(self):
+        return self.a.time_limit + 30 if self.a.time_limit > 0 else max(120, 6 * self.a.cliff)
 
     def run_cmd(self, cmd):
         t0 = time.monotonic()
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                               timeout=self.a.time_limit + 30)
+                               timeout=self.hard_timeout())
             return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
         except subprocess.TimeoutExpired:
             return None, "", "", time.monotonic() - t0
@@ -421,8 +432,10 @@ class Stress:
         if code is None:
             self.find("crash", name, "no exit after %.0f s (hang)" % wall)
             return
-        if wall > self.a.time_limit + 2:
+        if self.a.time_limit > 0 and wall > self.a.time_limit + 2:
             self.find("slow", name, "%.1f s with --time-limit %g" % (wall, self.a.time_limit))
+        if self.a.time_limit <= 0 and wall > self.a.cliff:
+            self.find("cliff", name, "%.1f s without a time limit" % wall)
         if code < 0:
             self.find("crash", name, "killed by signal %d; stderr: %s" % (-code, se.strip()[-300:]))
             return
@@ -475,12 +488,12 @@ class Stress:
             with self.lock:
                 self.runs += 1
             if code2 != 0 or not os.path.exists(out2):
-                if max(t1, wall2) < self.a.time_limit / 2:
+                if self.timely(t1, wall2):
                     self.find("nondet", name, "first run exit 0, second exit %s" % code2)
             else:
                 with open(out2, "rb") as f:
                     second = f.read()
-                if first != second and max(t1, wall2) < self.a.time_limit / 2:
+                if first != second and self.timely(t1, wall2):
                     self.find("nondet", name, "two runs wrote different schedules")
                 os.unlink(out2)
         os.unlink(out)
@@ -509,7 +522,9 @@ def main():
     ap.add_argument("--full", action="store_true", help="every graph and budget")
     ap.add_argument("--jobs", type=int, default=2, help="parallel runs (at most 2)")
     ap.add_argument("--time-limit", type=float, default=None,
-                    help="--time-limit for every run (default 5, --full 10)")
+                    help="--time-limit for every run (default 5, --full 10; 0: none)")
+    ap.add_argument("--cliff", type=float, default=10.0,
+                    help="with --time-limit 0 (none): flag runs longer than this (10 s)")
     ap.add_argument("--planners", default=None, help="comma-separated (default: all listed)")
     ap.add_argument("--only", default=None, help="only graphs whose file name contains this")
     ap.add_argument("--budgets", default=None, help="comma-separated budgets (lb, lb-1 allowed)")
