@@ -78,10 +78,60 @@ static void test_nothing_to_compute(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * A time limit already past, on a 6000-node chain (long enough for every
+ * planner's periodic deadline check to fire): at a budget that covers
+ * the no-remat peak the topological order fits, so no planner may answer
+ * "no schedule" (FORMATS.md section 4: exit 3 means none was found, and
+ * one is known).  greedy used to give up with REMAT_ENOFIT.
+ */
+static void test_expired_deadline_at_no_remat_peak(void **state)
+{
+	const struct remat_planner *const *pp;
+	size_t cap = 6000 * 64 + 256, used = 0;
+	char *json = malloc(cap);
+	struct remat_graph *g;
+	int i;
+
+	(void)state;
+	used += (size_t)snprintf(json + used, cap - used,
+				 "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+				 "{\"id\":\"x\",\"kind\":\"input\",\"mem\":3}");
+	for (i = 0; i < 6000; i++) {
+		char in[32];
+
+		snprintf(in, sizeof(in), i ? "v%d" : "x", i - 1);
+		used += (size_t)snprintf(json + used, cap - used,
+					 ",{\"id\":\"v%d\",\"mem\":%d,\"inputs\":[\"%s\"]}",
+					 i, 1 + i % 7, in);
+	}
+	snprintf(json + used, cap - used, "]}");
+	g = tu_graph(json);
+	free(json);
+	/* The largest neighbouring pair: 6 + 7 (v5, v6 and every 7th on). */
+	assert_int_equal(g->no_remat_peak, 13);
+	for (pp = remat_planner_list(); *pp; pp++) {
+		struct remat_schedule s;
+		struct remat_sim_result res;
+		struct remat_error err;
+		int rc;
+
+		remat_schedule_init(&s);
+		rc = run(*pp, g, g->no_remat_peak, 1e-9, &s, &res, &err);
+		if (rc != REMAT_OK)
+			fprintf(stderr, "planner %s: %s\n", (*pp)->name, err.msg);
+		assert_int_equal(rc, REMAT_OK);
+		assert_true(res.feasible && res.peak_mem <= 13);
+		remat_schedule_release(&s);
+	}
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nothing_to_compute),
+		cmocka_unit_test(test_expired_deadline_at_no_remat_peak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
