@@ -10,8 +10,9 @@ Default (quick) run: the examples, two zoo graphs, the hand-made edge-case
 graphs, a few small generated ones and 40 random ones, at 7 budgets; about
 15 s on 2 cores (ctest runs it).
 --full: also graphs/*.json, ../shared/benchmarks/published/*.json and the
-larger generated graphs, at every budget (100% .. 10%, the lower bound from
-`remat info --json` and the lower bound - 1).
+larger generated graphs and 400 random ones, at every budget (100% .. 10%
+of the no-remat peak, halfway between it and the lower bound from `remat
+info --json`, the lower bound + 1, the lower bound and the lower bound - 1).
 
 Each run is `remat plan GRAPH --budget B --planner P --json -o OUT
 --time-limit T`.  A finding is any of:
@@ -62,9 +63,9 @@ if os.path.isfile(os.path.join(CHECKER_LIB, "check_schedule.py")):
     import check_schedule as checker  # noqa: E402
     from rematgraph import validate_graph  # noqa: E402
 
-QUICK_BUDGETS = ["100%", "80%", "60%", "40%", "20%", "lb", "lb-1"]
+QUICK_BUDGETS = ["100%", "80%", "60%", "40%", "20%", "mid", "lb", "lb-1"]
 FULL_BUDGETS = ["100%", "95%", "90%", "80%", "70%", "60%", "50%", "40%", "30%",
-                "20%", "10%", "lb", "lb-1"]
+                "20%", "10%", "mid", "lb+1", "lb", "lb-1"]
 
 
 # ---------------------------------------------------------------- edge cases
@@ -186,13 +187,13 @@ def edge_graphs():
     return G
 
 
-def fuzz_graph(seed):
+def fuzz_graph(seed, big=False):
     """A random valid graph built to break assumptions: shuffled file order,
     duplicate inputs, zero and huge sizes, workspaces, "recompute": false,
     outputs anywhere (inputs and inner nodes too), and every kind, with
     grad_of pointing at any node (itself, a later one, an input)."""
     rng = random.Random(seed)
-    size = rng.choice([1, 2, 3, 5, 8, 13, 20, 40, 80])
+    size = rng.choice([1, 2, 3, 5, 8, 13, 20, 40, 80, 160 if big else 20, 400 if big else 40])
     n_in = rng.choice([0, 0, 1, 1, 2, 3])
     training = rng.random() < 0.5
     ids = ["i%d" % k for k in range(n_in)] + ["n%d" % k for k in range(size)]
@@ -279,7 +280,7 @@ def collect_graphs(remat, full, tmp, n_fuzz):
         paths += sorted(os.path.join(pub, f) for f in os.listdir(pub) if f.endswith(".json"))
     edir = os.path.join(tmp, "graphs")
     os.makedirs(edir, exist_ok=True)
-    for g in edge_graphs() + [fuzz_graph(seed) for seed in range(n_fuzz)]:
+    for g in edge_graphs() + [fuzz_graph(seed, full) for seed in range(n_fuzz)]:
         if not full and g["name"] == "long-forward-chain":
             continue
         p = os.path.join(edir, ("" if g["name"].startswith("fuzz-") else "edge-") + g["name"] + ".json")
@@ -360,8 +361,14 @@ class Stress:
         return info
 
     def budget_bytes(self, b, info):
+        lb = info["min_peak_lower_bound"]
         if b == "lb":
-            return str(info["min_peak_lower_bound"])
+            return str(lb)
+        if b == "lb+1":
+            return str(lb + 1)
+        if b == "mid":
+            # halfway between the lower bound and the no-remat peak
+            return str((lb + info["_nrp"]) // 2) if info["_nrp"] > lb + 1 else None
         if b == "lb-1":
             return str(max(0, info["min_peak_lower_bound"] - 1)) if info["min_peak_lower_bound"] > 0 else None
         return b
