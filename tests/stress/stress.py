@@ -261,6 +261,10 @@ def gen_specs(full):
         for d in (3, 4, 6):
             s.append(("gen-unet%d-train" % d, ["unet", str(d), "--train"]))
         s.append(("gen-unet5", ["unet", "5"]))
+        # large ones: a dense 4001-node training graph (tree decomposition
+        # width in the thousands) and a 40002-node chain
+        s += [("gen-layered2000-train", ["layered", "2000", "--train", "--seed", "2"]),
+              ("gen-chain20000-rand", ["chain", "20000", "--random", "--seed", "5"])]
     return s
 
 
