@@ -740,7 +740,8 @@ static int twremat_plan(const struct remat_plan_request *req,
 		 * so offering it again would only repeat the work.
 		 */
 		if (k <= p.t.n && cand.n == prev.n &&
-		    memcmp(cand.steps, prev.steps, sizeof(*cand.steps) * (size_t)cand.n) == 0) {
+		    (cand.n == 0 ||
+		     memcmp(cand.steps, prev.steps, sizeof(*cand.steps) * (size_t)cand.n) == 0)) {
 			if (k == 1)
 				break;
 			continue;
