@@ -430,6 +430,8 @@ class Stress:
             return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
         except subprocess.TimeoutExpired:
             return None, "", "", time.monotonic() - t0
+        except OSError as e:  # the binary vanished (rebuilt mid-run)
+            return 127, "", "cannot run %s: %s" % (cmd[0], e), time.monotonic() - t0
 
     def one(self, graph, planner, btext, budget, tmp, det):
         name = "%s/%s/%s" % (os.path.basename(graph)[:-5], planner, btext)
