@@ -17,7 +17,16 @@
  * other are then merged (Kumar et al. Lemma 1), so there are at most as
  * many bags as nodes taking part.  The width is an upper bound on the
  * treewidth, exact for forests (1) and series-parallel graphs (<= 2).
+ *
+ * Once every vertex left has more than REMAT_TREEDEC_MAX_DEGREE
+ * neighbours, the rest are put in one bag instead of being eliminated
+ * one by one (each elimination costs the square of the degree: seconds
+ * on dense graphs of a few thousand nodes).  The width is then the
+ * number of vertices left minus one: still an upper bound, only a looser
+ * one, and only on graphs whose width is far beyond what rematerializing
+ * along the decomposition can use.
  */
+#define REMAT_TREEDEC_MAX_DEGREE 256
 #ifndef REMAT_TREEDEC_H
 #define REMAT_TREEDEC_H
 

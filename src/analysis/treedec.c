@@ -394,7 +394,7 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 	int64_t *boff = NULL;
 	int32_t *bidx = NULL;
 	int64_t bcap = 0, btot = 0;
-	int32_t m = 0, v, i, k, n_kept = 0, nb_out = 0;
+	int32_t m = 0, v, i, k, n_kept = 0, nb_out = 0, rest_at = INT32_MAX;
 	int rc = REMAT_ENOMEM;
 
 	memset(&st, 0, sizeof(st));
@@ -478,6 +478,49 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 		int32_t d;
 
 		v = heap_pop(&st);
+		if (st.deg[v] > REMAT_TREEDEC_MAX_DEGREE) {
+			/*
+			 * Every vertex left has degree above the cap: eliminating
+			 * them one by one costs the square of the degree each
+			 * (seconds on dense graphs of a few thousand nodes).
+			 * Treat the rest as a clique instead: one bag holds them
+			 * all (v's, below), each later one a bag of itself, which
+			 * step 5 merges into v's.  Still a tree decomposition,
+			 * of width (vertices left - 1).
+			 */
+			int32_t rest = m - i, r;
+
+			if (btot + 2 * (int64_t)rest > bcap) {
+				int32_t *nbidx;
+
+				while (btot + 2 * (int64_t)rest > bcap)
+					bcap *= 2;
+				nbidx = realloc(bidx, sizeof(int32_t) * (size_t)bcap);
+				if (!nbidx)
+					goto fail;
+				bidx = nbidx;
+			}
+			/* v first, then the others by local id (deterministic). */
+			memcpy(st.dirty, st.heap, sizeof(int32_t) * (size_t)(rest - 1));
+			qsort(st.dirty, (size_t)(rest - 1), sizeof(int32_t), cmp_i32);
+			memcpy(st.heap + 1, st.dirty, sizeof(int32_t) * (size_t)(rest - 1));
+			st.heap[0] = v;
+			boff[i] = btot;
+			for (r = 0; r < rest; r++)
+				bidx[btot++] = st.heap[r];
+			rest_at = i;
+			for (r = 0; r < rest; r++) {
+				int32_t u = st.heap[r];
+
+				if (r > 0) {
+					boff[i + r] = btot;
+					bidx[btot++] = u;
+				}
+				epos[u] = i + r;
+				td->order[i + r] = verts[u];
+			}
+			break;
+		}
 		epos[v] = i;
 		td->order[i] = verts[v];
 		if (eliminate(&st, v))
@@ -513,6 +556,13 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 		for (q = boff[i] + 1; q < boff[i + 1]; q++)
 			if (best < 0 || epos[bidx[q]] < best)
 				best = epos[bidx[q]];
+		/*
+		 * The bag of all the rest stands for every bag after it, and
+		 * takes the ends of the other components too (the singletons
+		 * after it must have nothing hanging under them).
+		 */
+		if (rest_at < m && i < rest_at && (best < 0 || best > rest_at))
+			best = rest_at;
 		bparent[i] = best;
 	}
 	for (i = 0; i < m - 1; i++)

@@ -33,7 +33,8 @@
  *    Free it now and schedule its recomputation right before its next use.
  * 3. When no value qualifies, place w anyway and move on.
  * 4. If any step is over the budget, or the time limit runs out (checked
- *    every 4096 items), REMAT_ENOFIT.
+ *    every 4096 items), REMAT_ENOFIT; out of time at a budget that covers
+ *    the no-remat peak, the topological order instead.
  *
  * Complexity: O((n + e) log n): a max-heap keyed by (size, -cost) with
  * lazy deletion holds the qualifying values; each residency change
@@ -239,8 +240,7 @@ static int place(struct greedy *s, int32_t w, int clone, int32_t x)
 	}
 	REMAT_TRY(check_free(s, w));
 	if ((++s->placed & 4095) == 0 && remat_plan_expired(s->req))
-		return REMAT_FAIL(s->err, REMAT_ENOFIT, "greedy: the time limit ran out "
-				  "before the walk finished");
+		return REMAT_ECANCELED;
 	return REMAT_OK;
 }
 
@@ -352,10 +352,20 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 			s.resident[i] = 1;
 			s.cur += g->mem[i];
 		}
-	s.peak = s.cur;
+	/*
+	 * Nothing to compute (no output needs a non-input node): the empty
+	 * schedule, which the simulator reads as compute-only and so drops
+	 * the unused inputs before the first step.  Explicit frees with no
+	 * compute would leave the peak at every input's bytes (FORMATS.md:
+	 * without a compute step the peak is the memory at the start).
+	 */
+	if (s.n_items == 0)
+		goto done;
 	for (i = 0; i < g->n && rc == REMAT_OK; i++)
 		if (g->kind[i] == REMAT_KIND_INPUT)
 			rc = check_free(&s, i);
+	/* Only the memory during computes counts toward the peak. */
+	s.peak = s.cur;
 	for (m = 0; m < s.n_items && rc == REMAT_OK; m++) {
 		int32_t x = s.order[m], it;
 
@@ -375,6 +385,19 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 				s.peak_node < 0 ? "at the start" : "at '",
 				s.peak_node < 0 ? "" : g->id[s.peak_node],
 				s.peak_node < 0 ? "" : "'", bu);
+	}
+	if (rc == REMAT_ECANCELED) {
+		/*
+		 * Out of time.  When the budget covers the no-remat peak, the
+		 * topological order (what the walk makes when nothing is
+		 * over budget) fits: return it rather than nothing.
+		 */
+		remat_schedule_clear(out);
+		if (req->budget >= g->no_remat_peak)
+			rc = remat_schedule_topo(g, out, err);
+		else
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "greedy: the time limit ran out "
+					"before the walk finished");
 	}
 done:
 	greedy_release(&s);

@@ -688,7 +688,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	struct remat_schedule cand;
 	long cutoff, max_steps_opt;
 	int64_t max_steps, def_steps;
-	struct remat_schedule tight;
+	struct remat_schedule tight, prev;
 	int32_t k;
 	double t0 = remat_now();
 	int rc;
@@ -707,6 +707,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	remat_best_init(&best);
 	remat_schedule_init(&cand);
 	remat_schedule_init(&tight);
+	remat_schedule_init(&prev);
 	if (cutoff > 0) {
 		rc = tw_plan_run(&p, req, (int32_t)cutoff, max_steps, out, err);
 		if (rc == TW_TOO_LONG)
@@ -733,6 +734,21 @@ static int twremat_plan(const struct remat_plan_request *req,
 			break;
 		if (rc)
 			goto done;
+		/*
+		 * Neighbouring cut-offs often give the same order (always, when
+		 * one bag holds most of the graph); its replay is deterministic,
+		 * so offering it again would only repeat the work.
+		 */
+		if (k <= p.t.n && cand.n == prev.n &&
+		    (cand.n == 0 ||
+		     memcmp(cand.steps, prev.steps, sizeof(*cand.steps) * (size_t)cand.n) == 0)) {
+			if (k == 1)
+				break;
+			continue;
+		}
+		rc = remat_schedule_copy(&prev, &cand, err);
+		if (rc)
+			goto done;
 		rc = tw_offer(&best, req, &cand, &tight, max_steps, err);
 		if (rc == REMAT_ECANCELED)
 			break;
@@ -751,6 +767,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 done:
 	remat_schedule_release(&cand);
 	remat_schedule_release(&tight);
+	remat_schedule_release(&prev);
 	remat_best_release(&best);
 	tw_plan_release(&p);
 	return rc;

@@ -239,7 +239,12 @@ static void test_denylist(void **state)
 	remat_graph_free(g);
 }
 
-/* A deadline already past: the walk stops at its next check (every 4096 items). */
+/*
+ * A deadline already past: the walk stops at its next check (every 4096
+ * items).  At a budget that covers the no-remat peak the topological
+ * order is returned instead of nothing (it fits by definition: the chain
+ * computes each node once, nothing again).
+ */
 static void test_deadline(void **state)
 {
 	struct remat_graph_builder *b = NULL;
@@ -268,8 +273,9 @@ static void test_deadline(void **state)
 	req.budget = g->no_remat_peak;
 	req.deadline = remat_now() - 1;
 	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
-			 REMAT_ENOFIT);
-	assert_non_null(strstr(err.msg, "time limit"));
+			 REMAT_OK);
+	assert_int_equal(r.computes, 5000);
+	assert_int_equal(r.recomputes, 0);
 	req.deadline = 0;
 	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
 			 REMAT_OK);

@@ -444,6 +444,67 @@ static void test_random_graphs(void **state)
 	}
 }
 
+/*
+ * Past REMAT_TREEDEC_MAX_DEGREE the rest goes into one bag.  K_n with a
+ * path hanging off v0: min-fill takes the path first (fill 0, degree <= 2),
+ * then every clique vertex has degree n - 1 > the cap, so one bag holds
+ * the clique: width n - 1, as the exact answer, and the path's bags
+ * (pairs) hang off it, as do the bags of two more components (an edge,
+ * a lone vertex).  Then dense random graphs (degrees far above the
+ * cap), where only the three properties and the bag count can be checked:
+ * the width is (vertices left when the cap was hit) - 1 <= n - 1.
+ */
+static void test_degree_cap(void **state)
+{
+	int n = REMAT_TREEDEC_MAX_DEGREE + 40, tail = 12, m = 0, a, b, round;
+	int (*e)[2] = malloc(sizeof(*e) * (size_t)(n * n / 2 + tail + 1));
+	struct remat_treedec td;
+	struct remat_graph *g;
+	uint64_t seed = 77;
+
+	(void)state;
+	for (a = 0; a < n; a++)
+		for (b = a + 1; b < n; b++) {
+			e[m][0] = a;
+			e[m][1] = b;
+			m++;
+		}
+	for (a = 0; a < tail; a++) {
+		e[m][0] = a ? n + a - 1 : 0;
+		e[m][1] = n + a;
+		m++;
+	}
+	/* and two more components: an edge and a lone vertex */
+	e[m][0] = n + tail;
+	e[m][1] = n + tail + 1;
+	m++;
+	g = graph_of_edges(n + tail + 3, (const int (*)[2])e, m);
+	assert_int_equal(remat_treedec_build(g, NULL, &td, NULL), REMAT_OK);
+	check_decomposition(g, NULL, &td);
+	assert_int_equal(td.width, n - 1);
+	assert_int_equal(td.n_bags, 1 + tail + 2);
+	remat_treedec_release(&td);
+	remat_graph_free(g);
+	free(e);
+	for (round = 0; round < 3; round++) {
+		char *json = tu_random_graph_json(&seed, 320, 0.9, round == 1);
+		uint8_t *mask;
+		int32_t v;
+
+		g = tu_graph(json);
+		mask = malloc((size_t)g->n);
+		for (v = 0; v < g->n; v++)
+			mask[v] = round < 2 || tu_rand(&seed) % 8 != 0;
+		assert_int_equal(remat_treedec_build(g, mask, &td, NULL), REMAT_OK);
+		check_decomposition(g, mask, &td);
+		assert_true(td.width > REMAT_TREEDEC_MAX_DEGREE);
+		remat_treedec_release(&td);
+		free(mask);
+		free(json);
+		remat_graph_free(g);
+	}
+}
+
 static void test_release_twice(void **state)
 {
 	struct remat_treedec td;
@@ -467,6 +528,7 @@ int main(void)
 		cmocka_unit_test(test_random_trees),
 		cmocka_unit_test(test_random_series_parallel),
 		cmocka_unit_test(test_random_graphs),
+		cmocka_unit_test(test_degree_cap),
 		cmocka_unit_test(test_release_twice),
 	};
 
