@@ -6,7 +6,8 @@
  * 2. Keep the cheapest valid schedule within budget (ties: lower peak).
  * 3. Stop early when a schedule costs no more than the least any schedule
  *    can cost (every node an output depends on, computed once), or when
- *    the deadline has passed.
+ *    the deadline has passed.  With a time limit, each planner gets an
+ *    equal share of the time still left (share_deadline()).
  * 4. On graphs small enough for the exact planner (checkmate.h), when
  *    that floor was not reached and time is left: hand the cheapest
  *    schedule to the Checkmate MILP as its warm start, for the rest of
@@ -54,6 +55,29 @@ static double least_cost(const struct remat_graph *g)
 	}
 	free(need);
 	return sum;
+}
+
+/*
+ * With a time limit, each planner gets an equal share of what is left, so
+ * one slow planner cannot starve the ones after it; the fast ones finish
+ * early and leave their time to the rest.
+ */
+static double share_deadline(const struct remat_plan_request *req,
+			     const struct remat_planner *const *pp)
+{
+	double now, left;
+	int n = 0;
+
+	if (req->deadline <= 0)
+		return 0;
+	for (; *pp; pp++)
+		if (*pp != &remat_planner_auto && ((*pp)->flags & REMAT_PLANNER_AUTO))
+			n++;
+	now = remat_now();
+	left = req->deadline - now;
+	if (n <= 1 || left <= 0)
+		return req->deadline;
+	return now + left / n;
 }
 
 /*
@@ -120,6 +144,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			pr.incumbent = best.res.cost;
 		remat_plan_progress(req, &pr);
 		remat_plan_report_init(&sub_report);
+		sub.deadline = share_deadline(req, pp);
 		remat_error_clear(&e);
 		prc = remat_plan_run(p, &sub, &cand, &r, &e);
 		if (prc == REMAT_ENOFIT || prc == REMAT_ECANCELED)

@@ -427,8 +427,8 @@ static int warm_start(const struct remat_plan_request *req, const struct remat_i
 	return rc;
 }
 
-static int checkmate_plan(const struct remat_plan_request *req,
-			  struct remat_schedule *out, struct remat_error *err)
+static int checkmate_solve(const struct remat_plan_request *req,
+			   struct remat_schedule *out, struct remat_error *err)
 {
 	struct remat_i_cm cm;
 	struct remat_i_cm_sol inc;
@@ -448,6 +448,26 @@ static int checkmate_plan(const struct remat_plan_request *req,
 	remat_i_cm_sol_release(&inc);
 	remat_i_cm_release(&cm);
 	return rc;
+}
+
+int remat_i_cm_fallback(const struct remat_plan_request *req, int rc,
+			struct remat_schedule *out, struct remat_error *err)
+{
+	/*
+	 * Too large, out of time, or no incumbent: when the budget covers
+	 * the no-remat peak the topological order fits, so say so rather
+	 * than "no schedule".
+	 */
+	if (rc != REMAT_ENOFIT || req->budget < req->graph->no_remat_peak)
+		return rc;
+	remat_error_clear(err);
+	return remat_schedule_topo(req->graph, out, err);
+}
+
+static int checkmate_plan(const struct remat_plan_request *req,
+			  struct remat_schedule *out, struct remat_error *err)
+{
+	return remat_i_cm_fallback(req, checkmate_solve(req, out, err), out, err);
 }
 
 int remat_i_checkmate_improve(const struct remat_plan_request *req,

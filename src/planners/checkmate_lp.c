@@ -211,7 +211,7 @@ static int lp_round(struct rounding *r, int backend, long rounds, double *lb,
 	return rc;
 }
 
-static int checkmate_lp_plan(const struct remat_plan_request *req,
+static int checkmate_lp_solve(const struct remat_plan_request *req,
 			     struct remat_schedule *out, struct remat_error *err)
 {
 	const char *sv = remat_opt_get(req, "solver");
@@ -326,6 +326,12 @@ int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,
 	remat_i_milp_result_release(&lr);
 	remat_i_cm_release(&cm);
 	return rc;
+}
+
+static int checkmate_lp_plan(const struct remat_plan_request *req,
+			     struct remat_schedule *out, struct remat_error *err)
+{
+	return remat_i_cm_fallback(req, checkmate_lp_solve(req, out, err), out, err);
 }
 
 const struct remat_planner remat_planner_checkmate_lp = {

@@ -181,6 +181,13 @@ int remat_plan_run(const struct remat_planner *p,
 				   "the budget", p->name);
 		return rc;
 	}
+	/*
+	 * Frees alone (nothing to compute: every output is an input) are
+	 * never better than the empty compute-only schedule, which drops
+	 * every unused input before the first step.
+	 */
+	if (remat_schedule_count_frees(out) == out->n)
+		remat_schedule_clear(out);
 	if (remat_schedule_count_frees(out) == 0 && out->n > 0) {
 		struct remat_schedule tmp;
 
