@@ -8,27 +8,13 @@
 
 #include "atomic.h"
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t got = write(fd, buf, len);
-
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		buf += got;
-		len -= (size_t)got;
-	}
-	return 0;
-}
-
-int remat_i_write_atomic(const char *path, const char *buf, size_t len,
-			 struct remat_error *err)
+int remat_i_write_atomic_stream(const char *path,
+				void (*body)(FILE *f, const void *ctx),
+				const void *ctx, struct remat_error *err)
 {
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 16);
+	FILE *f = NULL;
 	mode_t mask;
 	int fd, e;
 
@@ -45,24 +31,51 @@ int remat_i_write_atomic(const char *path, const char *buf, size_t len,
 	/* mkstemp creates 0600; give the file the mode a plain fopen would. */
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, buf, len) != 0 ||
-	    fsync(fd) != 0)
+	errno = 0;
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w")))
 		goto fail;
-	if (close(fd) != 0) {
-		fd = -1;
+	fd = -1; /* owned by f now */
+	body(f, ctx);
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		goto fail;
+	if (fclose(f) != 0) {
+		f = NULL;
 		goto fail;
 	}
-	fd = -1;
+	f = NULL;
 	if (rename(tmp, path) != 0)
 		goto fail;
 	free(tmp);
 	return REMAT_OK;
 fail:
 	e = errno;
-	if (fd >= 0)
+	if (f)
+		fclose(f);
+	else if (fd >= 0)
 		close(fd);
 	unlink(tmp);
 	free(tmp);
 	return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path,
 			  strerror(e ? e : EIO));
+}
+
+struct bytes {
+	const char *buf;
+	size_t len;
+};
+
+static void write_bytes(FILE *f, const void *ctx)
+{
+	const struct bytes *b = ctx;
+
+	if (b->len)
+		fwrite(b->buf, 1, b->len, f);
+}
+
+int remat_i_write_atomic(const char *path, const char *buf, size_t len,
+			 struct remat_error *err)
+{
+	struct bytes b = { buf, len };
+
+	return remat_i_write_atomic_stream(path, write_bytes, &b, err);
 }

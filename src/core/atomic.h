@@ -8,6 +8,7 @@
 #define REMAT_ATOMIC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "remat/error.h"
 
@@ -17,5 +18,14 @@
  */
 int remat_i_write_atomic(const char *path, const char *buf, size_t len,
 			 struct remat_error *err);
+
+/*
+ * The same with the content written by body(f, ctx) to a stream: for
+ * files too large to build in memory first (schedules, graphs).  Write
+ * errors on f are caught at the flush.
+ */
+int remat_i_write_atomic_stream(const char *path,
+				void (*body)(FILE *f, const void *ctx),
+				const void *ctx, struct remat_error *err);
 
 #endif

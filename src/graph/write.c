@@ -11,10 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "remat/gen.h"
+#include "../core/atomic.h"
 #include "../core/util.h"
 
 /* Are g's outputs exactly the nodes nobody uses, in index order? */
@@ -107,55 +106,15 @@ int remat_graph_write(FILE *f, const struct remat_graph *g,
 	return REMAT_OK;
 }
 
+static void write_graph_body(FILE *f, const void *ctx)
+{
+	write_body(f, ctx);
+}
+
 int remat_graph_write_file(const char *path, const struct remat_graph *g,
 			   struct remat_error *err)
 {
-	size_t len;
-	char *tmp;
-	FILE *f = NULL;
-	mode_t mask;
-	int fd, e;
-
 	if (strcmp(path, "-") == 0)
 		return remat_graph_write(stdout, g, err);
-	len = strlen(path);
-	tmp = malloc(len + 16);
-	if (!tmp)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", 12);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		e = errno;
-		free(tmp);
-		return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path, strerror(e));
-	}
-	/* mkstemp creates 0600; give the file the mode a plain fopen would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w")))
-		goto fail;
-	fd = -1; /* owned by f now */
-	write_body(f, g);
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
-		goto fail;
-	if (fclose(f) != 0) {
-		f = NULL;
-		goto fail;
-	}
-	f = NULL;
-	if (rename(tmp, path) != 0)
-		goto fail;
-	free(tmp);
-	return REMAT_OK;
-fail:
-	e = errno;
-	if (f)
-		fclose(f);
-	else if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path,
-			  strerror(e ? e : EIO));
+	return remat_i_write_atomic_stream(path, write_graph_body, g, err);
 }

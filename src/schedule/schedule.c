@@ -2,17 +2,15 @@
  * schedule.c - the schedule type, its JSON reader and its atomic writer
  * (FORMATS.md section 2).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "remat/schedule.h"
 #include "remat/sim.h"
+#include "../core/atomic.h"
 #include "../core/util.h"
 
 void remat_schedule_init(struct remat_schedule *s)
@@ -232,52 +230,25 @@ static void write_body(FILE *f, const struct remat_graph *g,
 	fputs("\n}\n", f);
 }
 
+struct sched_ctx {
+	const struct remat_graph *g;
+	const struct remat_schedule *s;
+	const struct remat_schedule_meta *meta;
+};
+
+static void write_sched_body(FILE *f, const void *ctx)
+{
+	const struct sched_ctx *c = ctx;
+
+	write_body(f, c->g, c->s, c->meta);
+}
+
 int remat_schedule_write(const char *path, const struct remat_graph *g,
 			 const struct remat_schedule *s,
 			 const struct remat_schedule_meta *meta,
 			 struct remat_error *err)
 {
-	size_t len = strlen(path);
-	char *tmp = malloc(len + 16);
-	FILE *f = NULL;
-	mode_t mask;
-	int fd, e;
+	struct sched_ctx c = { g, s, meta };
 
-	if (!tmp)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.XXXXXX", 12);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		e = errno;
-		free(tmp);
-		return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path, strerror(e));
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w")))
-		goto fail;
-	fd = -1; /* owned by f now */
-	write_body(f, g, s, meta);
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
-		goto fail;
-	if (fclose(f) != 0) {
-		f = NULL;
-		goto fail;
-	}
-	f = NULL;
-	if (rename(tmp, path) != 0)
-		goto fail;
-	free(tmp);
-	return REMAT_OK;
-fail:
-	e = errno;
-	if (f)
-		fclose(f);
-	else if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return REMAT_FAIL(err, REMAT_EIO, "%s: cannot write: %s", path,
-			  strerror(e ? e : EIO));
+	return remat_i_write_atomic_stream(path, write_sched_body, &c, err);
 }
