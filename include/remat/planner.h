@@ -12,7 +12,7 @@
  *            .options = <name>_options, .plan = <name>_plan,
  *        };
  *
- * 2. Add "&remat_planner_<name>," to the table in src/planners/registry.c
+ * 2. Add "&remat_planner_<name>," to the table in src/plan/registry.c
  *    (the order there is the order of `remat planners` and of `auto`).
  *
  * That is all: the CLI accepts the options the planner declares
@@ -28,7 +28,7 @@
  * - It does not decide feasibility: remat_plan_run() simulates whatever it
  *   returns, and a schedule over budget is reported as REMAT_ENOFIT.  A
  *   planner that searches a knob uses the simulator as its oracle
- *   (src/planners/fit.h).
+ *   (src/plan/best.h).
  * - It honours req->deadline (remat_plan_expired()) and reports progress
  *   through req->progress when it runs long.
  * - Same graph, budget, options and seed: the same schedule.

@@ -1,7 +1,7 @@
 /*
  * cmd_bench.c - remat bench: run graphs x planners x budgets in worker
  * processes and write one row per run; merge results; draw them; compare
- * them with a baseline.  The work is in libremat (src/report/bench.c,
+ * them with a baseline.  The work is in libremat (src/tool/bench.c,
  * results.c, svg.c); this file parses, prints progress, and maps outcomes
  * to exit codes.
  */
@@ -16,12 +16,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "../core/budget_range.h"
-#include "../core/util.h"
-#include "../report/bench.h"
-#include "../report/results.h"
-#include "../report/svg.h"
+#include "cli/cli.h"
+#include "tool/budget_range.h"
+#include "core/util.h"
+#include "tool/bench.h"
+#include "tool/results.h"
+#include "tool/svg.h"
 
 #define MAX_OUT 16
 #define EXIT_FAILED 5

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "remat/gen.h"
 
 const struct cli_opt cmd_convert_opts[] = {

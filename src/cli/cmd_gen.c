@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "remat/gen.h"
 
 const struct cli_opt cmd_gen_opts[] = {

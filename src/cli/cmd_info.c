@@ -1,10 +1,10 @@
 /* cmd_info.c - remat info: validate a graph and describe it. */
 #include <stdio.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "remat/chain.h"
-#include "../core/util.h"
-#include "../planners/checkmate.h"
+#include "core/util.h"
+#include "planners/checkmate.h"
 
 const struct cli_opt cmd_info_opts[] = {
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "../core/util.h"
-#include "../report/svg.h"
+#include "cli/cli.h"
+#include "core/util.h"
+#include "tool/svg.h"
 
 const struct cli_opt cmd_plan_opts[] = {
 	{ "budget", 'b', "B", "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak", 0 },

@@ -1,7 +1,7 @@
 /* cmd_planners.c - remat planners: one line per planner. */
 #include <stdio.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 const struct cli_opt cmd_planners_opts[] = {
 	{ NULL, 0, NULL, NULL, 0 }

@@ -1,9 +1,9 @@
 /* cmd_simulate.c - remat simulate: judge a schedule file. */
 #include <stdio.h>
 
-#include "cli.h"
-#include "../core/util.h"
-#include "../report/svg.h"
+#include "cli/cli.h"
+#include "core/util.h"
+#include "tool/svg.h"
 
 const struct cli_opt cmd_simulate_opts[] = {
 	{ "budget", 'b', "B", "also check the peak against B (bytes, 4GiB, 60%, ...)", 0 },

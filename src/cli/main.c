@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 static const struct cli_cmd commands[] = {
 	{ "plan", "GRAPH --budget B [options]",

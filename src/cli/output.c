@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "../core/util.h"
+#include "cli/cli.h"
+#include "core/util.h"
 
 double cli_parse_seconds(const char *s)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arena.h"
+#include "core/arena.h"
 
 #define ARENA_MIN_BLOCK ((size_t)64 * 1024)
 

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "core/atomic.h"
 
 int remat_i_write_atomic_stream(const char *path,
 				void (*body)(FILE *f, const void *ctx),

@@ -1,7 +1,7 @@
 /* igraph_glue.c - non-aborting igraph error handling; see igraph_glue.h. */
 #include <stdio.h>
 
-#include "igraph_glue.h"
+#include "core/igraph_glue.h"
 
 static _Thread_local char last_msg[256];
 

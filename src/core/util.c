@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "remat/sim.h"
-#include "util.h"
+#include "core/util.h"
 
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err)

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "remat/gen.h"
-#include "gen_internal.h"
+#include "graph/gen_internal.h"
 
 void remat_train_opts_init(struct remat_train_opts *o)
 {

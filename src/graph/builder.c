@@ -12,8 +12,8 @@
 
 #include "remat/graph.h"
 #include "remat/sim.h"
-#include "../core/arena.h"
-#include "graph_internal.h"
+#include "core/arena.h"
+#include "graph/graph_internal.h"
 
 struct pending {
 	const char *id, *label, *grad_of;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "remat/gen.h"
-#include "gen_internal.h"
+#include "graph/gen_internal.h"
 
 struct rng {
 	uint64_t s;

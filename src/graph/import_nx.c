@@ -26,9 +26,9 @@
 #include <cjson/cJSON.h>
 
 #include "remat/gen.h"
-#include "../core/util.h"
-#include "graph_internal.h"
-#include "import_nx.h"
+#include "core/util.h"
+#include "graph/graph_internal.h"
+#include "graph/import_nx.h"
 
 /* Open-addressing table of strings -> index into a caller's string array. */
 struct strmap {

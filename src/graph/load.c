@@ -15,9 +15,9 @@
 #include <cjson/cJSON.h>
 
 #include "remat/graph.h"
-#include "../core/util.h"
-#include "graph_internal.h"
-#include "import_nx.h"
+#include "core/util.h"
+#include "graph/graph_internal.h"
+#include "graph/import_nx.h"
 
 /* A short rendering of a JSON value for messages ("got ..."). */
 static void show_value(const cJSON *v, char *buf, size_t size)

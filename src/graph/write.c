@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "remat/gen.h"
-#include "../core/atomic.h"
-#include "../core/util.h"
+#include "core/atomic.h"
+#include "core/util.h"
 
 /* Are g's outputs exactly the nodes nobody uses, in index order? */
 static int default_outputs(const struct remat_graph *g)

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "remat/planner.h"
-#include "checkmate.h"
-#include "fit.h"
+#include "planners/checkmate.h"
+#include "plan/best.h"
 
 extern const struct remat_planner remat_planner_auto;
 

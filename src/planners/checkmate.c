@@ -88,9 +88,9 @@
 #include <string.h>
 
 #include "remat/planner.h"
-#include "checkmate.h"
-#include "checkmate_model.h"
-#include "fit.h"
+#include "planners/checkmate.h"
+#include "plan/checkmate_model.h"
+#include "plan/best.h"
 
 extern const struct remat_planner remat_planner_auto;
 extern const struct remat_planner remat_planner_checkmate;

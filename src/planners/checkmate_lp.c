@@ -19,7 +19,7 @@
  *    needs, a node that may not be recomputed is retained instead.
  *    Thresholded R is tried as well.
  * 4. Keep the cheapest candidate whose exact peak fits the real budget;
- *    the simulator judges it (fit.h).
+ *    the simulator judges it (src/plan/best.h).
  *
  * Complexity: one LP of O(T^2 + T E) variables per budget tried, then
  * O(T^2 + T E) per rounding.  It does not guarantee a schedule even when
@@ -32,9 +32,9 @@
 #include <string.h>
 
 #include "remat/planner.h"
-#include "checkmate.h"
-#include "checkmate_model.h"
-#include "fit.h"
+#include "planners/checkmate.h"
+#include "plan/checkmate_model.h"
+#include "plan/best.h"
 
 /* LPs beyond this many columns are not attempted. */
 #define LP_MAX_COLS 3000000
@@ -110,7 +110,7 @@ static int try_candidate(struct rounding *r, struct remat_error *err)
 	*r->have = 1;
 	if (!r->sbest)
 		return REMAT_OK;
-	/* The simulator judges it too (fit.h); it agrees with the model's peak. */
+	/* The simulator judges it too (src/plan/best.h); it agrees with the model's peak. */
 	REMAT_TRY(remat_i_cm_schedule(r->cm, &r->cand, &r->sched, err));
 	return remat_best_offer(r->sbest, "checkmate-lp", r->req->graph, r->req->budget,
 				&r->sched, NULL, NULL, err);

@@ -31,7 +31,7 @@
  *    here, 24 geometric steps from the smallest stage size to the sum of
  *    all (so budgets far from B0 are covered) and B = infinity.  Every
  *    distinct segmentation is expanded and simulated; the cheapest
- *    schedule within the user's budget wins (fit.c).
+ *    schedule within the user's budget wins (src/plan/best.c).
  *
  * Complexity: chain view O(n + e); chen one expansion and simulation,
  * O(n + e + recomputes); chen-greedy at most ~40 of them.
@@ -48,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chainplan.h"
+#include "plan/stage_plan.h"
 
 int32_t remat_i_chen_sqrt_starts(int32_t k, int32_t *starts)
 {

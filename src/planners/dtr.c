@@ -101,7 +101,7 @@
 
 #include "remat/budget.h"
 #include "remat/planner.h"
-#include "fit.h"
+#include "plan/best.h"
 
 enum dtr_state { ST_NEW = 0, ST_RESIDENT, ST_EVICTED, ST_DEAD };
 

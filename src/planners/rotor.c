@@ -43,7 +43,7 @@
  *    persistent schedules on small chains of both backward patterns.
  * 4. Backtrack the whole chain at m slots into F_all / F_held / F_ck /
  *    F_ng / B operations and expand them into a node-level compute order
- *    (chainplan.c); the liveness pass derives the frees.
+ *    (src/plan/stage_plan.c); the liveness pass derives the frees.
  * 5. The stage model is an approximation of the node-level simulator
  *    (sizes are rounded, reads across non-adjacent stages of unusual
  *    graphs are modelled coarsely), so the internal budget m is searched:
@@ -73,9 +73,9 @@
 #include <string.h>
 
 #include "remat/chain.h"
-#include "chainplan.h"
-#include "fit.h"
-#include "rotor.h"
+#include "plan/stage_plan.h"
+#include "plan/best.h"
+#include "planners/rotor.h"
 
 int remat_i_rotor_chain_alloc(struct remat_i_rotor_chain *ch, int32_t L,
 			      struct remat_error *err)

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "remat/planner.h"
-#include "chainplan.h"
+#include "plan/stage_plan.h"
 
 struct remat_i_rotor_chain {
 	int32_t L;

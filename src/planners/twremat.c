@@ -39,7 +39,7 @@
  *    the topological order of what the outputs need), then halving k down
  *    to 1, and offer each to remat_best_offer (the simulator judges) along
  *    with step 7's replay of it; keep the cheapest schedule within budget.
- * 7. Post-pass (tighten.c): replay each schedule's compute order within
+ * 7. Post-pass (src/plan/evict_replay.c): replay each schedule's compute order within
  *    the budget, keeping values while memory allows and evicting (then
  *    recomputing) the cheapest ones per byte and time when it does not;
  *    its frees are dropped again so that the liveness pass places them.
@@ -68,8 +68,8 @@
 
 #include "remat/planner.h"
 #include "remat/treedec.h"
-#include "fit.h"
-#include "tighten.h"
+#include "plan/best.h"
+#include "plan/evict_replay.h"
 
 /* Internal status: the schedule outgrew --max-steps. */
 #define TW_TOO_LONG 100
@@ -645,7 +645,7 @@ static void tw_strip_frees(struct remat_schedule *s)
 
 /*
  * Offer the compute-only order cand, then its replay within the budget
- * (tighten.c) with the replay's frees dropped: the liveness pass frees no
+ * (src/plan/evict_replay.c) with the replay's frees dropped: the liveness pass frees no
  * later than the replay did, so the peak can only fall.  cand is left
  * explicit.  REMAT_ECANCELED when the deadline passed.
  */
@@ -657,7 +657,7 @@ static int tw_offer(struct remat_best *best, const struct remat_plan_request *re
 	int rc;
 
 	remat_error_clear(&e);
-	rc = remat_i_tighten(req->graph, cand, req->budget, max_steps, req, tight, &e);
+	rc = remat_i_evict_replay(req->graph, cand, req->budget, max_steps, req, tight, &e);
 	REMAT_TRY(remat_best_offer(best, "twremat", req->graph, req->budget, cand,
 				   NULL, NULL, err));
 	if (rc == REMAT_ENOFIT)

@@ -10,8 +10,8 @@
 
 #include "remat/schedule.h"
 #include "remat/sim.h"
-#include "../core/atomic.h"
-#include "../core/util.h"
+#include "core/atomic.h"
+#include "core/util.h"
 
 void remat_schedule_init(struct remat_schedule *s)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "remat/sim.h"
-#include "sim_internal.h"
+#include "sim/sim_internal.h"
 
 void remat_i_frees_release(struct remat_i_frees *fr)
 {

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "remat/sim.h"
-#include "sim_internal.h"
+#include "sim/sim_internal.h"
 
 static void sim_fail(struct remat_sim_result *r, int64_t step, int32_t node,
 		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -24,7 +24,7 @@
 #include "testutil.h"
 #include "exhaustive.h"
 #include "planners/checkmate.h"
-#include "planners/checkmate_model.h"
+#include "plan/checkmate_model.h"
 
 extern const struct remat_planner remat_planner_auto;
 extern const struct remat_planner remat_planner_checkmate;

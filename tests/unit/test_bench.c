@@ -1,5 +1,5 @@
 /*
- * test_bench.c - the benchmark runner (src/report/bench.c): choosing
+ * test_bench.c - the benchmark runner (src/tool/bench.c): choosing
  * planners, finding graph files in folders, expanding jobs, and the pool
  * of forked runs, with planners made for the test that succeed, find
  * nothing, crash, ignore their deadline, honour it, or break the contract.
@@ -15,7 +15,7 @@
 
 #include "testutil.h"
 #include "core/util.h"
-#include "report/bench.h"
+#include "tool/bench.h"
 
 static void test_planner_lists(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_budget_range.c - budget lists and ranges (src/core/budget_range.c).
+ * test_budget_range.c - budget lists and ranges (src/tool/budget_range.c).
  * Expected points are worked out by hand from the definition in
  * budget_range.h: LO + k(HI-LO)/(N-1), percentages rounded to the nearest
  * millionth, sizes down to a byte; steps walk from LO towards HI.
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "core/budget_range.h"
+#include "tool/budget_range.h"
 
 /* Parse text and compare with the NULL-terminated list want. */
 static void expect(const char *text, const char *const *want)

@@ -12,8 +12,8 @@
 #include "testutil.h"
 #include "exhaustive.h"
 #include "planners/checkmate.h"
-#include "planners/checkmate_model.h"
-#include "planners/milp.h"
+#include "plan/checkmate_model.h"
+#include "solver/milp.h"
 
 extern const struct remat_planner remat_planner_checkmate;
 

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "chaintest.h"
-#include "planners/chainplan.h"
+#include "plan/stage_plan.h"
 
 static void test_sqrt_starts(void **state)
 {

@@ -1,5 +1,5 @@
 /*
- * test_results.c - benchmark rows (src/report/results.c): the CSV and JSON
+ * test_results.c - benchmark rows (src/tool/results.c): the CSV and JSON
  * columns written out exactly, reading both back, the incremental writer
  * keeping a complete file after every row, merging duplicates, and the
  * comparison with a baseline (a hand-made regression is caught, an
@@ -14,7 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "testutil.h"
-#include "report/results.h"
+#include "tool/results.h"
 
 static struct remat_i_row row_ok(void)
 {

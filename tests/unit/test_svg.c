@@ -1,5 +1,5 @@
 /*
- * test_svg.c - the SVG charts (src/report/svg.c): tick choice worked out
+ * test_svg.c - the SVG charts (src/tool/svg.c): tick choice worked out
  * by hand, the labels a reader needs present, text escaped, invalid
  * schedules refused, and long schedules reduced to one column per pixel.
  * (The files are checked as XML by an independent parser in
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "report/svg.h"
+#include "tool/svg.h"
 
 static void test_nice_ticks(void **state)
 {

@@ -1,6 +1,6 @@
 /*
  * test_twremat.c - the TWRemat planner (src/planners/twremat.c) and the
- * replay post-pass it uses (src/planners/tighten.c).
+ * replay post-pass it uses (src/plan/evict_replay.c).
  *
  * Expected figures are worked out by hand in the comments; the chain
  * bound is the shape of Kumar et al. Theorem 5 with unit sizes.
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "planners/tighten.h"
+#include "plan/evict_replay.h"
 
 static const struct remat_planner *tw(void)
 {
@@ -295,7 +295,7 @@ static void test_replay_kumar(void **state)
 	remat_schedule_init(&order);
 	remat_schedule_init(&out);
 	tu_sched(g, "A B C D E", &order);
-	assert_int_equal(remat_i_tighten(g, &order, 3, 1000, NULL, &out, NULL), REMAT_OK);
+	assert_int_equal(remat_i_evict_replay(g, &order, 3, 1000, NULL, &out, NULL), REMAT_OK);
 	for (i = 0; i < out.n; i++)
 		if (out.steps[i].op == REMAT_OP_COMPUTE) {
 			assert_true(n < 6);
@@ -306,13 +306,13 @@ static void test_replay_kumar(void **state)
 	assert_int_equal(remat_simulate(g, &out, 3, NULL, &r, NULL), REMAT_OK);
 	assert_true(r.valid && r.feasible && r.cost == 6);
 	/* Within 4 the order itself fits: replayed unchanged. */
-	assert_int_equal(remat_i_tighten(g, &order, 4, 1000, NULL, &out, NULL), REMAT_OK);
+	assert_int_equal(remat_i_evict_replay(g, &order, 4, 1000, NULL, &out, NULL), REMAT_OK);
 	assert_int_equal(remat_simulate(g, &out, 4, NULL, &r, NULL), REMAT_OK);
 	assert_true(r.valid && r.feasible && r.cost == 5);
 	/* Within 2 nothing can work. */
-	assert_int_equal(remat_i_tighten(g, &order, 2, 1000, NULL, &out, NULL), REMAT_ENOFIT);
+	assert_int_equal(remat_i_evict_replay(g, &order, 2, 1000, NULL, &out, NULL), REMAT_ENOFIT);
 	/* The step cap is honoured. */
-	assert_int_equal(remat_i_tighten(g, &order, 3, 5, NULL, &out, NULL), REMAT_ENOFIT);
+	assert_int_equal(remat_i_evict_replay(g, &order, 3, 5, NULL, &out, NULL), REMAT_ENOFIT);
 	remat_schedule_release(&order);
 	remat_schedule_release(&out);
 	remat_graph_free(g);
@@ -342,7 +342,7 @@ static void test_replay_random(void **state)
 		assert_int_equal(remat_schedule_topo(g, &order, NULL), REMAT_OK);
 		assert_int_equal(remat_simulate(g, &order, -1, NULL, &ro, NULL), REMAT_OK);
 		for (limit = g->min_peak_lower_bound; limit <= ro.peak_mem + 2; limit++) {
-			rc = remat_i_tighten(g, &order, limit, 100000, NULL, &out, NULL);
+			rc = remat_i_evict_replay(g, &order, limit, 100000, NULL, &out, NULL);
 			assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 			if (limit >= ro.peak_mem)
 				assert_int_equal(rc, REMAT_OK);

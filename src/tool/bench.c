@@ -26,8 +26,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "bench.h"
-#include "../core/util.h"
+#include "tool/bench.h"
+#include "core/util.h"
 
 _Static_assert(sizeof(struct remat_i_row) <= PIPE_BUF,
 	       "a row must fit in one atomic pipe write");

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "remat/planner.h"
-#include "milp.h"
+#include "solver/milp.h"
 
 struct glpk_ctx {
 	jmp_buf jump;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkmate_model.h"
+#include "plan/checkmate_model.h"
 
 #define ZERO REMAT_I_CM_ZERO
 #define ONE REMAT_I_CM_ONE

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "remat/planner.h"
-#include "milp.h"
+#include "solver/milp.h"
 
 /*
  * Most stages a model (or a point of it: O(T^2) bytes) is made for; the

@@ -1,7 +1,7 @@
-/* fit.c - the best-schedule keeper for searches; see fit.h. */
+/* best.c - the best-schedule keeper for searches; see best.h. */
 #include <string.h>
 
-#include "fit.h"
+#include "plan/best.h"
 
 void remat_best_init(struct remat_best *b)
 {

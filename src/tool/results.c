@@ -12,9 +12,9 @@
 #include <cjson/cJSON.h>
 
 #include "remat/remat.h"
-#include "results.h"
-#include "../core/atomic.h"
-#include "../core/util.h"
+#include "tool/results.h"
+#include "core/atomic.h"
+#include "core/util.h"
 
 static const char *const status_names[REMAT_I_RUN_NSTATUS] = {
 	"ok", "nofit", "timeout", "crash", "error"

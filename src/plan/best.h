@@ -1,13 +1,13 @@
 /*
- * fit.h - keeping the best schedule of a search, with the simulator as
+ * best.h - keeping the best schedule of a search, with the simulator as
  * the oracle.  Planners with a knob that trades memory for compute (Chen's
  * segment budget, TWRemat's cut-off, Rotor's internal budget, ...) build a
  * candidate per knob value and offer each here; the cheapest valid one
  * within budget is kept (ties: lower peak, then fewer steps).  Internal to
  * libremat.
  */
-#ifndef REMAT_FIT_H
-#define REMAT_FIT_H
+#ifndef REMAT_PLAN_BEST_H
+#define REMAT_PLAN_BEST_H
 
 #include "remat/planner.h"
 

@@ -1,5 +1,6 @@
 /*
- * tighten.c - replay a compute order under a memory limit; see tighten.h.
+ * evict_replay.c - replay a compute order under a memory limit, evicting and
+ * recomputing as Belady would; see evict_replay.h.
  *
  * A post-pass in the spirit of the greedy freeing nshepperd's TWRemat
  * runs after its recursion (written here from that idea only):
@@ -41,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tighten.h"
+#include "plan/evict_replay.h"
 
 #define NO_USE INT32_MAX
 /* Largest recomputation an eviction may commit to (values). */
@@ -485,7 +486,7 @@ static void heap_compact(struct tg *t)
 	}
 }
 
-int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *order,
+int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedule *order,
 		    int64_t limit, int64_t max_steps,
 		    const struct remat_plan_request *req,
 		    struct remat_schedule *out, struct remat_error *err)

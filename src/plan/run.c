@@ -1,5 +1,5 @@
 /*
- * plan.c - running a planner: the request helpers (options, deadline,
+ * run.c - running a planner: the request helpers (options, deadline,
  * progress) and remat_plan_run(), which puts every schedule a planner
  * returns through the simulator before anyone sees it.
  */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "remat/remat.h"
-#include "results.h"
+#include "tool/results.h"
 
 /*
  * Planners from a spec: a comma list of names and groups, applied left to

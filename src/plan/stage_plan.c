@@ -1,13 +1,13 @@
 /*
- * chainplan.c - stage-level plans and their expansion into node-level
- * compute orders; see chainplan.h.
+ * stage_plan.c - stage-level plans and their expansion into node-level
+ * compute orders; see stage_plan.h.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "remat/budget.h"
-#include "chainplan.h"
-#include "fit.h"
+#include "plan/stage_plan.h"
+#include "plan/best.h"
 
 void remat_i_cops_init(struct remat_i_cops *s)
 {

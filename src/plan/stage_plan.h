@@ -1,5 +1,5 @@
 /*
- * chainplan.h - what the chain planners (chen.c, rotor.c) share: a plan at
+ * stage_plan.h - what the chain planners (chen.c, rotor.c) share: a plan at
  * the level of stages, written in Rotor's four operations, and its
  * expansion into a node-level compute order.  Internal to libremat.
  *
@@ -17,12 +17,12 @@
  * liveness pass from the rest of the order, so the distinction is kept
  * only for reading and testing plans.
  */
-#ifndef REMAT_CHAINPLAN_H
-#define REMAT_CHAINPLAN_H
+#ifndef REMAT_PLAN_STAGE_PLAN_H
+#define REMAT_PLAN_STAGE_PLAN_H
 
 #include "remat/chain.h"
 #include "remat/planner.h"
-#include "fit.h"
+#include "plan/best.h"
 
 enum remat_i_cop_kind {
 	REMAT_I_FALL = 0,
@@ -86,7 +86,7 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
 /*
  * What every chain planner does around its algorithm: build the chain
  * view, offer the no-remat order (so a chain planner is never worse than
- * none), expand and offer stage plans (the simulator as the oracle, fit.h),
+ * none), expand and offer stage plans (the simulator as the oracle, best.h),
  * and finish with the cheapest schedule within budget or REMAT_ENOFIT
  * naming the least peak that was found.
  */

@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "remat/planner.h"
-#include "milp.h"
+#include "solver/milp.h"
 
 static int solve_here(const struct remat_i_milp *m,
 		      const struct remat_i_milp_opts *opts,

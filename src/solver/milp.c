@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "milp.h"
+#include "solver/milp.h"
 
 void remat_i_milp_init(struct remat_i_milp *m)
 {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "remat/remat.h"
-#include "results.h"
+#include "tool/results.h"
 
 /*
  * Overhead (% extra compute over the no-remat cost) against budget (% of

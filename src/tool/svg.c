@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "svg.h"
-#include "../core/atomic.h"
+#include "tool/svg.h"
+#include "core/atomic.h"
 
 #define W 960
 #define H 540

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget_range.h"
+#include "tool/budget_range.h"
 
 #define MICRO 1000000LL
 /* Largest percentage in a range, in micro percent (10^9 %). */

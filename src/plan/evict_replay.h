@@ -1,14 +1,14 @@
 /*
- * tighten.h - replay a compute order under a memory limit (internal).
+ * evict_replay.h - Belady-style replay of a compute order under a memory limit (internal).
  *
  * The order is read as a list of demands.  Values are kept while memory
  * allows (a demand for a value still resident costs nothing) and evicted
  * when it does not: first values the order itself computes again before
  * reading them (free of charge), then values read again later, which are
- * recomputed from their inputs when next needed.  See tighten.c.
+ * recomputed from their inputs when next needed.  See evict_replay.c.
  */
-#ifndef REMAT_TIGHTEN_H
-#define REMAT_TIGHTEN_H
+#ifndef REMAT_PLAN_EVICT_REPLAY_H
+#define REMAT_PLAN_EVICT_REPLAY_H
 
 #include "remat/planner.h"
 
@@ -22,7 +22,7 @@
  * (req may be NULL).  When order fits within limit, so does out, at no
  * more cost.  Time O(steps * (in-degree + resident values per eviction)).
  */
-int remat_i_tighten(const struct remat_graph *g, const struct remat_schedule *order,
+int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedule *order,
 		    int64_t limit, int64_t max_steps,
 		    const struct remat_plan_request *req,
 		    struct remat_schedule *out, struct remat_error *err);
