@@ -1,8 +1,7 @@
 /*
- * remat/gen.h - graphs from somewhere other than a remat-graph file:
- * synthetic generators, the training-graph transform, the networkx
- * node-link importer, and the remat-graph writer that turns any of them
- * into a file.
+ * remat/gen.h - graphs made rather than read: synthetic generators (a
+ * training chain, a random layered DAG, a U-Net) and the training-graph
+ * transform of a forward graph.  remat/io.h writes any of them to a file.
  *
  * Every generator is deterministic: the same options (seed included) give
  * the same graph, node for node, on every platform (the random numbers
@@ -148,48 +147,6 @@ struct remat_gen_unet_opts {
 void remat_gen_unet_opts_init(struct remat_gen_unet_opts *o);
 int remat_gen_unet(const struct remat_gen_unet_opts *o,
 		   struct remat_graph **out, struct remat_error *err);
-
-/*
- * networkx node-link JSON (as networkx.node_link_data writes it, and as
- * Checkmate's and Moccasin's published graphs are released).  The loader
- * (remat_graph_load_*) detects it by itself: no "format" field, and both
- * "nodes" and "links".  Mapping, node by node in file order:
- *   id       "name" when present, else the node key ("id")
- *   mem      "cost_ram", "out_cost" or "mem" (integer bytes; required)
- *   cost     "cost_cpu", "duration" or "cost" (default 1)
- *   kind     with a "backward" field: loss for the node named "Loss",
- *            backward when true, forward when false; without it: op
- *   grad_of  for a backward node "X_backward" where a node "X" exists
- *   inputs   the sources of the links into the node, in link order;
- *            links use "source"/"target" or "0"/"1" and refer to nodes by
- *            their key: "id" when every node has one, else "name"
- * With REMAT_NX_GRAPH_ORDER the nodes are listed in the order of the
- * file's "graph": {"order": [keys...]} (the topological order Moccasin's
- * authors used) instead of file order.
- */
-#define REMAT_NX_GRAPH_ORDER 1u
-
-int remat_nx_load_file(const char *path, unsigned flags,
-		       struct remat_graph **out, struct remat_error *err);
-int remat_nx_load_buffer(const char *buf, size_t len, const char *source,
-			 unsigned flags, struct remat_graph **out,
-			 struct remat_error *err);
-
-/*
- * Write g as remat-graph JSON, one node per line, fields in a fixed order
- * (id, kind, mem, cost, workspace, inputs, grad_of, recompute, label),
- * defaults left out (kind op, workspace 0, recompute true, an input's
- * cost) and "outputs" written only when they differ from the default (the
- * nodes nobody uses).  Loading the result gives g back node for node.
- */
-int remat_graph_write(FILE *f, const struct remat_graph *g,
-		      struct remat_error *err);
-/*
- * The same into path, atomically (a temporary file in the same directory,
- * synced, then renamed into place); "-" writes to stdout.
- */
-int remat_graph_write_file(const char *path, const struct remat_graph *g,
-			   struct remat_error *err);
 
 #ifdef __cplusplus
 }

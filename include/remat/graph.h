@@ -9,7 +9,8 @@
  * and topo_pos[] its inverse.  Everything a graph owns lives in one arena
  * and goes away with one remat_graph_free() call.
  *
- * Graphs come from the JSON loader (remat_graph_load_*) or, for importers,
+ * Graphs come from the JSON loader (remat_graph_load_* in remat/io.h) or,
+ * for importers,
  * generators and tests, from the builder below.  Both apply every rule of
  * FORMATS.md section 1 and report violations naming the source, the node
  * id and the field.
@@ -37,7 +38,7 @@ enum remat_kind {
 /* Largest accepted "mem" or "workspace": 2^53, exact in a JSON double. */
 #define REMAT_MAX_BYTES ((int64_t)1 << 53)
 
-struct remat_arena;
+struct remat_graph_store;
 
 struct remat_graph {
 	int32_t n;            /* number of nodes */
@@ -75,9 +76,7 @@ struct remat_graph {
 	int64_t min_peak_lower_bound; /* max over non-inputs of inputs+mem+ws */
 	double baseline_cost;         /* sum of cost over non-input nodes */
 
-	struct remat_arena *arena;
-	int32_t *idmap;       /* open-addressing id -> index table */
-	uint32_t idmap_mask;
+	struct remat_graph_store *store; /* internal: storage and the id index */
 };
 
 /* Index of the node with this id, or -1.  O(1) expected. */
@@ -88,19 +87,6 @@ void remat_graph_free(struct remat_graph *g);
 
 /* Name of a kind ("input", "forward", ...). */
 const char *remat_kind_name(enum remat_kind k);
-
-/*
- * Load a remat-graph JSON file.  On success *out owns a new graph.
- * Errors are REMAT_EINPUT (unreadable file, JSON syntax with line and
- * column, any rule of FORMATS.md) or REMAT_ENOMEM.  Time and memory are
- * linear in the file size (plus n log n for the topological order).
- */
-int remat_graph_load_file(const char *path, struct remat_graph **out,
-			  struct remat_error *err);
-
-/* The same from a buffer; source names it in messages. */
-int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
-			    struct remat_graph **out, struct remat_error *err);
 
 /*
  * Builder: construct a graph node by node, in any order.  Strings are

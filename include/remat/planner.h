@@ -7,12 +7,12 @@
  *    steps, the paper it comes from, its complexity and what it does not
  *    guarantee.  It defines one
  *
- *        const struct remat_planner remat_planner_<name> = {
+ *        const struct remat_planner remat_i_planner_<name> = {
  *            .name = "<name>", .summary = "one line", .flags = ...,
  *            .options = <name>_options, .plan = <name>_plan,
  *        };
  *
- * 2. Add "&remat_planner_<name>," to the table in src/plan/registry.c
+ * 2. Add "&remat_i_planner_<name>," to the table in src/plan/registry.c
  *    (the order there is the order of `remat planners` and of `auto`).
  *
  * That is all: the CLI accepts the options the planner declares
@@ -93,7 +93,13 @@ struct remat_planner_option {
 
 enum remat_planner_flags {
 	REMAT_PLANNER_AUTO = 1u << 0,  /* tried by the auto planner */
-	REMAT_PLANNER_EXACT = 1u << 1  /* optimal within its model */
+	REMAT_PLANNER_EXACT = 1u << 1, /* optimal within its model */
+	/*
+	 * Its schedule is the reference and goes out as it is: the runner
+	 * does not offer the needed nodes' order in its place (see
+	 * remat_plan_run()).
+	 */
+	REMAT_PLANNER_REFERENCE = 1u << 2
 };
 
 struct remat_planner {
@@ -113,7 +119,12 @@ int remat_planner_has_option(const struct remat_planner *p, const char *name);
 
 /*
  * Run p on req, then make the schedule explicit (liveness) when p emitted
- * computes only, then simulate it.  Returns REMAT_OK only for a valid
+ * computes only, then simulate it.  Unless p is flagged
+ * REMAT_PLANNER_REFERENCE, the needed nodes once each in topological
+ * order are offered too whenever they fit the budget (always, when it
+ * covers the no-remat peak): no schedule costs less, so the better of
+ * the two is kept, and a planner that found nothing or ran out of time
+ * still gets that order.  Returns REMAT_OK only for a valid
  * schedule within budget; REMAT_ENOFIT when p found none or its schedule
  * is over budget (res then describes it when there was one); another
  * status for errors, including REMAT_EINTERNAL when p returned an invalid

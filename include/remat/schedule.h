@@ -27,8 +27,6 @@ struct remat_schedule {
 	int64_t cap;
 };
 
-struct remat_sim_result;
-
 void remat_schedule_init(struct remat_schedule *s);
 /* Free the steps; the schedule is left empty and reusable. */
 void remat_schedule_release(struct remat_schedule *s);
@@ -47,35 +45,6 @@ int remat_schedule_copy(struct remat_schedule *dst,
 void remat_schedule_swap(struct remat_schedule *a, struct remat_schedule *b);
 /* Number of free steps. */
 int64_t remat_schedule_count_frees(const struct remat_schedule *s);
-
-/*
- * Read a remat-schedule JSON file against g.  Node ids are resolved to
- * indices; an unknown id or op is REMAT_EINPUT naming the step.
- */
-int remat_schedule_read(const char *path, const struct remat_graph *g,
-			struct remat_schedule *out, struct remat_error *err);
-int remat_schedule_read_buffer(const char *buf, size_t len,
-			       const char *source,
-			       const struct remat_graph *g,
-			       struct remat_schedule *out,
-			       struct remat_error *err);
-
-/* What goes into a written schedule besides its steps. */
-struct remat_schedule_meta {
-	const char *planner;                  /* may be NULL */
-	int64_t budget;                       /* -1: none */
-	const struct remat_sim_result *summary; /* may be NULL */
-};
-
-/*
- * Write s as remat-schedule JSON to path atomically: a temporary file in
- * the same directory, flushed and synced, then renamed into place.  On
- * any failure the temporary is removed and path is untouched.
- */
-int remat_schedule_write(const char *path, const struct remat_graph *g,
-			 const struct remat_schedule *s,
-			 const struct remat_schedule_meta *meta,
-			 struct remat_error *err);
 
 #ifdef __cplusplus
 }

@@ -61,6 +61,14 @@ int remat_liveness(const struct remat_graph *g,
 		   const struct remat_schedule *order,
 		   struct remat_schedule *out, struct remat_error *err);
 
+/*
+ * Make a compute-only schedule explicit in place: the frees
+ * remat_liveness() derives are added.  A schedule that already has a free
+ * step, or no step, is left as it is.
+ */
+int remat_schedule_add_frees(const struct remat_graph *g,
+			     struct remat_schedule *s, struct remat_error *err);
+
 /* The no-remat order: every non-input node once in g->topo, compute-only. */
 int remat_schedule_topo(const struct remat_graph *g, struct remat_schedule *out,
 			struct remat_error *err);

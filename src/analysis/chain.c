@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "remat/chain.h"
+#include "analysis/needed.h"
 
 void remat_chain_free(struct remat_chain *c)
 {
@@ -379,15 +380,7 @@ static void classify(const struct remat_graph *g, struct remat_chain *c, struct 
 	int32_t n = g->n, i, k, v;
 	int have_loss = 0, have_out = 0;
 
-	for (i = 0; i < g->n_outputs; i++)
-		w->needed[g->outputs[i]] = 1;
-	for (i = n - 1; i >= 0; i--) {
-		v = g->topo[i];
-		if (!w->needed[v])
-			continue;
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-			w->needed[g->in_idx[k]] = 1;
-	}
+	remat_i_needed(g, w->needed);
 	for (i = 0; i < n; i++) {
 		v = g->topo[i];
 		if (g->kind[v] == REMAT_KIND_INPUT || !w->needed[v])

@@ -40,7 +40,7 @@ int cmd_info(struct cli_args *a)
 		cli_error("%s", err.msg);
 		if (json) {
 			fputs("{\"error\": ", stdout);
-			remat_json_write_str(stdout, err.msg);
+			remat_i_json_write_str(stdout, err.msg);
 			fputs("}\n", stdout);
 		}
 		remat_graph_free(g);
@@ -53,7 +53,7 @@ int cmd_info(struct cli_args *a)
 		cli_error("%s", err.msg);
 		if (json) {
 			fputs("{\"error\": ", stdout);
-			remat_json_write_str(stdout, err.msg);
+			remat_i_json_write_str(stdout, err.msg);
 			fputs("}\n", stdout);
 		}
 		remat_graph_free(g);
@@ -67,16 +67,16 @@ int cmd_info(struct cli_args *a)
 	remat_treedec_release(&td);
 	if (json) {
 		printf("{\"name\": ");
-		remat_json_write_str(stdout, g->name);
+		remat_i_json_write_str(stdout, g->name);
 		printf(", \"cost_unit\": ");
-		remat_json_write_str(stdout, g->cost_unit);
+		remat_i_json_write_str(stdout, g->cost_unit);
 		printf(", \"nodes\": %d, \"edges\": %lld, \"inputs\": %d, \"outputs\": %d, "
 		       "\"total_mem\": %lld, \"no_remat_peak\": %lld, "
 		       "\"min_peak_lower_bound\": %lld, \"baseline_cost\": ",
 		       g->n, (long long)g->n_edges, g->n_inputs, g->n_outputs,
 		       (long long)g->total_mem, (long long)g->no_remat_peak,
 		       (long long)g->min_peak_lower_bound);
-		remat_json_write_num(stdout, g->baseline_cost);
+		remat_i_json_write_num(stdout, g->baseline_cost);
 		if (width >= -1)
 			printf(", \"treewidth\": %d", width);
 		else
@@ -85,7 +85,7 @@ int cmd_info(struct cli_args *a)
 			/* lp_lower_bound: null when infeasible or not computed. */
 			printf(", \"budget\": %lld, \"lp_lower_bound\": ", (long long)budget);
 			if (lp_status == 0)
-				remat_json_write_num(stdout, lp_bound);
+				remat_i_json_write_num(stdout, lp_bound);
 			else
 				fputs("null", stdout);
 			printf(", \"lp_status\": \"%s\"", lp_status == 0 ? "ok" :

@@ -32,21 +32,21 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 		fputs(", \"budget\": null", f);
 	if (planner) {
 		fputs(", \"planner\": ", f);
-		remat_json_write_str(f, planner);
+		remat_i_json_write_str(f, planner);
 		if (chosen && chosen[0]) {
 			fputs(", \"chosen\": ", f);
-			remat_json_write_str(f, chosen);
+			remat_i_json_write_str(f, chosen);
 		}
 		fputs(", \"time_s\": ", f);
-		remat_json_write_num(f, floor(time_s * 1e6 + 0.5) / 1e6);
+		remat_i_json_write_num(f, floor(time_s * 1e6 + 0.5) / 1e6);
 	}
 	if (report && !isnan(report->lower_bound)) {
 		fputs(", \"lower_bound\": ", f);
-		remat_json_write_num(f, report->lower_bound);
+		remat_i_json_write_num(f, report->lower_bound);
 	}
 	if (report && !isnan(report->gap)) {
 		fputs(", \"gap\": ", f);
-		remat_json_write_num(f, report->gap);
+		remat_i_json_write_num(f, report->gap);
 	}
 	if (report && report->optimal >= 0)
 		fprintf(f, ", \"optimal\": %s", report->optimal ? "true" : "false");
@@ -56,7 +56,7 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 	}
 	fputs(", \"error\": ", f);
 	if (error && error[0])
-		remat_json_write_str(f, error);
+		remat_i_json_write_str(f, error);
 	else
 		fputs("null", f);
 	fputs("}\n", f);

@@ -19,12 +19,12 @@ struct remat_arena {
 	size_t footprint;
 };
 
-struct remat_arena *remat_arena_new(void)
+struct remat_arena *remat_i_arena_new(void)
 {
 	return calloc(1, sizeof(struct remat_arena));
 }
 
-void remat_arena_free(struct remat_arena *a)
+void remat_i_arena_free(struct remat_arena *a)
 {
 	struct block *b, *next;
 
@@ -37,7 +37,7 @@ void remat_arena_free(struct remat_arena *a)
 	free(a);
 }
 
-void *remat_arena_alloc(struct remat_arena *a, size_t size)
+void *remat_i_arena_alloc(struct remat_arena *a, size_t size)
 {
 	struct block *b = a->head;
 	size_t need = (size + 15) & ~(size_t)15;
@@ -71,29 +71,29 @@ void *remat_arena_alloc(struct remat_arena *a, size_t size)
 	return p;
 }
 
-void *remat_arena_calloc(struct remat_arena *a, size_t n, size_t size)
+void *remat_i_arena_calloc(struct remat_arena *a, size_t n, size_t size)
 {
 	void *p;
 
 	if (size && n > SIZE_MAX / size)
 		return NULL;
-	p = remat_arena_alloc(a, n * size);
+	p = remat_i_arena_alloc(a, n * size);
 	if (p)
 		memset(p, 0, n * size);
 	return p;
 }
 
-char *remat_arena_strdup(struct remat_arena *a, const char *s)
+char *remat_i_arena_strdup(struct remat_arena *a, const char *s)
 {
 	size_t len = strlen(s) + 1;
-	char *p = remat_arena_alloc(a, len);
+	char *p = remat_i_arena_alloc(a, len);
 
 	if (p)
 		memcpy(p, s, len);
 	return p;
 }
 
-size_t remat_arena_footprint(const struct remat_arena *a)
+size_t remat_i_arena_footprint(const struct remat_arena *a)
 {
 	return a->footprint;
 }

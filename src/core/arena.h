@@ -10,14 +10,14 @@
 
 struct remat_arena;
 
-struct remat_arena *remat_arena_new(void);
-void remat_arena_free(struct remat_arena *a);
+struct remat_arena *remat_i_arena_new(void);
+void remat_i_arena_free(struct remat_arena *a);
 /* size bytes aligned to 16, or NULL when out of memory. */
-void *remat_arena_alloc(struct remat_arena *a, size_t size);
+void *remat_i_arena_alloc(struct remat_arena *a, size_t size);
 /* Zeroed array of n elements of size each, or NULL (also on overflow). */
-void *remat_arena_calloc(struct remat_arena *a, size_t n, size_t size);
-char *remat_arena_strdup(struct remat_arena *a, const char *s);
+void *remat_i_arena_calloc(struct remat_arena *a, size_t n, size_t size);
+char *remat_i_arena_strdup(struct remat_arena *a, const char *s);
 /* Total bytes reserved from the system. */
-size_t remat_arena_footprint(const struct remat_arena *a);
+size_t remat_i_arena_footprint(const struct remat_arena *a);
 
 #endif

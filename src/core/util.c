@@ -180,7 +180,7 @@ int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out)
 	return 1;
 }
 
-void remat_json_write_str(FILE *f, const char *s)
+void remat_i_json_write_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -204,7 +204,7 @@ void remat_json_write_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void remat_json_fmt_num(double v, char *buf, size_t size)
+void remat_i_json_fmt_num(double v, char *buf, size_t size)
 {
 	if (!isfinite(v)) {
 		snprintf(buf, size, "null");
@@ -223,11 +223,11 @@ void remat_json_fmt_num(double v, char *buf, size_t size)
 	snprintf(buf, size, "%.12g", v);
 }
 
-void remat_json_write_num(FILE *f, double v)
+void remat_i_json_write_num(FILE *f, double v)
 {
 	char buf[64];
 
-	remat_json_fmt_num(v, buf, sizeof(buf));
+	remat_i_json_fmt_num(v, buf, sizeof(buf));
 	fputs(buf, f);
 }
 
@@ -241,11 +241,11 @@ void remat_i_json_write_figures(FILE *f, const struct remat_sim_result *r,
 		return;
 	}
 	fprintf(f, "%s\"peak_mem\": %lld%s\"cost\": ", sep, (long long)r->peak_mem, sep);
-	remat_json_write_num(f, r->cost);
+	remat_i_json_write_num(f, r->cost);
 	fprintf(f, "%s\"baseline_cost\": ", sep);
-	remat_json_write_num(f, r->baseline_cost);
+	remat_i_json_write_num(f, r->baseline_cost);
 	fprintf(f, "%s\"overhead\": ", sep);
-	remat_json_write_num(f, r->overhead);
+	remat_i_json_write_num(f, r->overhead);
 	fprintf(f, "%s\"computes\": %lld%s\"recomputes\": %lld", sep, (long long)r->computes,
 		sep, (long long)r->recomputes);
 }

@@ -47,11 +47,11 @@ struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
 int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out);
 
 /* Write s as a JSON string literal (quoted and escaped). */
-void remat_json_write_str(FILE *f, const char *s);
+void remat_i_json_write_str(FILE *f, const char *s);
 /* Write a number: integers exactly, others to 12 significant digits; NaN/inf as null. */
-void remat_json_write_num(FILE *f, double v);
+void remat_i_json_write_num(FILE *f, double v);
 /* Format a number the same way into buf. */
-void remat_json_fmt_num(double v, char *buf, size_t size);
+void remat_i_json_fmt_num(double v, char *buf, size_t size);
 
 struct remat_sim_result;
 

@@ -90,25 +90,30 @@ static uint32_t map_slot(const int32_t *map, uint32_t mask,
 	return i;
 }
 
+/* What a graph owns beyond its public arrays. */
+struct remat_graph_store {
+	struct remat_arena *arena; /* everything, the graph itself included */
+	int32_t *idmap;            /* open-addressing id -> index table */
+	uint32_t idmap_mask;
+};
+
 int32_t remat_graph_find(const struct remat_graph *g, const char *id)
 {
+	const struct remat_graph_store *st = g->store;
 	uint32_t i;
 
-	if (!g->idmap)
+	if (!st || !st->idmap)
 		return -1;
-	i = map_slot(g->idmap, g->idmap_mask, g->id, sizeof(g->id[0]), id);
-	return g->idmap[i];
+	i = map_slot(st->idmap, st->idmap_mask, g->id, sizeof(g->id[0]), id);
+	return st->idmap[i];
 }
 
 void remat_graph_free(struct remat_graph *g)
 {
-	struct remat_arena *a;
-
 	if (!g)
 		return;
-	free(g->idmap);
-	a = g->arena;
-	remat_arena_free(a); /* g itself lives in the arena */
+	free(g->store->idmap);
+	remat_i_arena_free(g->store->arena); /* g itself lives in the arena */
 }
 
 int remat_builder_new(const char *source, struct remat_graph_builder **out,
@@ -117,11 +122,11 @@ int remat_builder_new(const char *source, struct remat_graph_builder **out,
 	struct remat_graph_builder *b = calloc(1, sizeof(*b));
 
 	*out = NULL;
-	if (!b || !(b->arena = remat_arena_new())) {
+	if (!b || !(b->arena = remat_i_arena_new())) {
 		free(b);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	}
-	b->source = remat_arena_strdup(b->arena, source ? source : "<graph>");
+	b->source = remat_i_arena_strdup(b->arena, source ? source : "<graph>");
 	b->mask = 1023;
 	b->map = malloc(sizeof(int32_t) * (b->mask + 1));
 	if (!b->source || !b->map) {
@@ -137,7 +142,7 @@ void remat_builder_free(struct remat_graph_builder *b)
 {
 	if (!b)
 		return;
-	remat_arena_free(b->arena);
+	remat_i_arena_free(b->arena);
 	free(b->nodes);
 	free(b->in_ids);
 	free(b->out_ids);
@@ -153,7 +158,7 @@ static int oom(struct remat_graph_builder *b, struct remat_error *err)
 int remat_builder_set_name(struct remat_graph_builder *b, const char *name,
 			   struct remat_error *err)
 {
-	if (!(b->name = remat_arena_strdup(b->arena, name)))
+	if (!(b->name = remat_i_arena_strdup(b->arena, name)))
 		return oom(b, err);
 	return REMAT_OK;
 }
@@ -161,7 +166,7 @@ int remat_builder_set_name(struct remat_graph_builder *b, const char *name,
 int remat_builder_set_cost_unit(struct remat_graph_builder *b,
 				const char *unit, struct remat_error *err)
 {
-	if (!(b->cost_unit = remat_arena_strdup(b->arena, unit)))
+	if (!(b->cost_unit = remat_i_arena_strdup(b->arena, unit)))
 		return oom(b, err);
 	return REMAT_OK;
 }
@@ -279,9 +284,9 @@ int remat_builder_add(struct remat_graph_builder *b,
 
 	p = &b->nodes[b->n];
 	memset(p, 0, sizeof(*p));
-	p->id = remat_arena_strdup(b->arena, s->id);
-	p->label = s->label ? remat_arena_strdup(b->arena, s->label) : NULL;
-	p->grad_of = s->grad_of ? remat_arena_strdup(b->arena, s->grad_of) : NULL;
+	p->id = remat_i_arena_strdup(b->arena, s->id);
+	p->label = s->label ? remat_i_arena_strdup(b->arena, s->label) : NULL;
+	p->grad_of = s->grad_of ? remat_i_arena_strdup(b->arena, s->grad_of) : NULL;
 	if (!p->id || (s->label && !p->label) || (s->grad_of && !p->grad_of))
 		return oom(b, err);
 	p->kind = (uint8_t)s->kind;
@@ -300,7 +305,7 @@ int remat_builder_add(struct remat_graph_builder *b,
 		if (!x || !x[0])
 			return REMAT_FAIL(err, REMAT_EINPUT,
 					  "%s: node '%s': 'inputs' must hold non-empty ids", src, s->id);
-		if (!(b->in_ids[b->n_in + i] = remat_arena_strdup(b->arena, x)))
+		if (!(b->in_ids[b->n_in + i] = remat_i_arena_strdup(b->arena, x)))
 			return oom(b, err);
 	}
 	b->n_in += s->n_inputs;
@@ -318,7 +323,7 @@ int remat_builder_add_output(struct remat_graph_builder *b, const char *id,
 	if (grow((void **)&b->out_ids, &cap, (int64_t)b->n_out + 1, sizeof(char *)))
 		return oom(b, err);
 	b->cap_out = (int32_t)cap;
-	if (!(b->out_ids[b->n_out] = remat_arena_strdup(b->arena, id ? id : "")))
+	if (!(b->out_ids[b->n_out] = remat_i_arena_strdup(b->arena, id ? id : "")))
 		return oom(b, err);
 	b->n_out++;
 	return REMAT_OK;
@@ -487,28 +492,28 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	const char *src = b->source;
 
 	*out = NULL;
-	g = remat_arena_calloc(A, 1, sizeof(*g));
-	if (!g)
+	g = remat_i_arena_calloc(A, 1, sizeof(*g));
+	if (!g || !(g->store = remat_i_arena_calloc(A, 1, sizeof(*g->store))))
 		goto nomem;
-	g->arena = A;
+	g->store->arena = A;
 	g->source = src;
 	g->n = n;
-	g->name = b->name ? b->name : remat_arena_strdup(A, strrchr(src, '/') ?
+	g->name = b->name ? b->name : remat_i_arena_strdup(A, strrchr(src, '/') ?
 							 strrchr(src, '/') + 1 : src);
 	g->cost_unit = b->cost_unit ? b->cost_unit : "unit";
-	g->id = remat_arena_calloc(A, (size_t)n + 1, sizeof(char *));
-	g->label = remat_arena_calloc(A, (size_t)n + 1, sizeof(char *));
-	g->kind = remat_arena_calloc(A, (size_t)n + 1, 1);
-	g->recompute = remat_arena_calloc(A, (size_t)n + 1, 1);
-	g->is_output = remat_arena_calloc(A, (size_t)n + 1, 1);
-	g->mem = remat_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
-	g->workspace = remat_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
-	g->cost = remat_arena_calloc(A, (size_t)n + 1, sizeof(double));
-	g->grad_of = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
-	g->in_off = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
-	g->use_off = remat_arena_calloc(A, (size_t)n + 2, sizeof(int32_t));
-	g->topo = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
-	g->topo_pos = remat_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->id = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(char *));
+	g->label = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(char *));
+	g->kind = remat_i_arena_calloc(A, (size_t)n + 1, 1);
+	g->recompute = remat_i_arena_calloc(A, (size_t)n + 1, 1);
+	g->is_output = remat_i_arena_calloc(A, (size_t)n + 1, 1);
+	g->mem = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
+	g->workspace = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int64_t));
+	g->cost = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(double));
+	g->grad_of = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->in_off = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->use_off = remat_i_arena_calloc(A, (size_t)n + 2, sizeof(int32_t));
+	g->topo = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
+	g->topo_pos = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
 	mark = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	resolved = malloc(sizeof(int32_t) * ((size_t)b->n_in + 1));
 	if (!g->name || !g->id || !g->label || !g->kind || !g->recompute ||
@@ -577,8 +582,8 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	}
 	g->in_off[n] = (int32_t)e;
 	g->n_edges = e;
-	g->in_idx = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
-	g->use_idx = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
+	g->in_idx = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
+	g->use_idx = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
 	if (!g->in_idx || !g->use_idx)
 		goto nomem;
 	memcpy(g->in_idx, resolved, sizeof(int32_t) * (size_t)e);
@@ -618,7 +623,7 @@ int remat_builder_finish(struct remat_graph_builder *b,
 
 	/* Outputs: as given (deduplicated), or every node nobody uses. */
 	if (b->outputs_given) {
-		g->outputs = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)b->n_out + 1));
+		g->outputs = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)b->n_out + 1));
 		if (!g->outputs)
 			goto nomem;
 		for (k = 0; k < b->n_out; k++) {
@@ -635,7 +640,7 @@ int remat_builder_finish(struct remat_graph_builder *b,
 			}
 		}
 	} else {
-		g->outputs = remat_arena_alloc(A, sizeof(int32_t) * ((size_t)n + 1));
+		g->outputs = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)n + 1));
 		if (!g->outputs)
 			goto nomem;
 		for (v = 0; v < n; v++)
@@ -646,8 +651,8 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	}
 
 	/* Hand the id table over to the graph. */
-	g->idmap = b->map;
-	g->idmap_mask = b->mask;
+	g->store->idmap = b->map;
+	g->store->idmap_mask = b->mask;
 	b->map = NULL;
 	b->arena = NULL;
 	rc = derive_figures(g, err);

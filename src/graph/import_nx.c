@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "remat/gen.h"
+#include "remat/io.h"
 #include "core/util.h"
 #include "graph/graph_internal.h"
 #include "graph/import_nx.h"
@@ -96,7 +97,7 @@ static char *key_string(const cJSON *v)
 	}
 	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
 		return NULL;
-	remat_json_fmt_num(v->valuedouble, num, sizeof(num));
+	remat_i_json_fmt_num(v->valuedouble, num, sizeof(num));
 	len = strlen(num);
 	s = malloc(len + 2);
 	if (s) {
@@ -198,7 +199,7 @@ static int read_nodes(struct nx *x, const cJSON *nodes, struct remat_error *err)
 		if (cJSON_IsString(idv)) {
 			x->ids[i] = strdup(idv->valuestring);
 		} else if (cJSON_IsNumber(idv) && isfinite(idv->valuedouble)) {
-			remat_json_fmt_num(idv->valuedouble, num, sizeof(num));
+			remat_i_json_fmt_num(idv->valuedouble, num, sizeof(num));
 			x->ids[i] = strdup(num);
 		} else {
 			return node_err(x, i, err, "name", "must be a number or a string", idv);

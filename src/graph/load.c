@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "remat/graph.h"
+#include "remat/io.h"
 #include "core/util.h"
 #include "graph/graph_internal.h"
 #include "graph/import_nx.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "remat/gen.h"
+#include "remat/io.h"
 #include "core/atomic.h"
 #include "core/util.h"
 
@@ -36,15 +37,15 @@ static void write_node(FILE *f, const struct remat_graph *g, int32_t v)
 	int32_t k;
 
 	fputs("{\"id\":", f);
-	remat_json_write_str(f, g->id[v]);
+	remat_i_json_write_str(f, g->id[v]);
 	if (g->kind[v] != REMAT_KIND_OP) {
 		fputs(",\"kind\":", f);
-		remat_json_write_str(f, remat_kind_name((enum remat_kind)g->kind[v]));
+		remat_i_json_write_str(f, remat_kind_name((enum remat_kind)g->kind[v]));
 	}
 	fprintf(f, ",\"mem\":%lld", (long long)g->mem[v]);
 	if (g->kind[v] != REMAT_KIND_INPUT) {
 		fputs(",\"cost\":", f);
-		remat_json_write_num(f, g->cost[v]);
+		remat_i_json_write_num(f, g->cost[v]);
 	}
 	if (g->workspace[v])
 		fprintf(f, ",\"workspace\":%lld", (long long)g->workspace[v]);
@@ -53,19 +54,19 @@ static void write_node(FILE *f, const struct remat_graph *g, int32_t v)
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
 			if (k > g->in_off[v])
 				fputc(',', f);
-			remat_json_write_str(f, g->id[g->in_idx[k]]);
+			remat_i_json_write_str(f, g->id[g->in_idx[k]]);
 		}
 		fputc(']', f);
 	}
 	if (g->grad_of[v] >= 0) {
 		fputs(",\"grad_of\":", f);
-		remat_json_write_str(f, g->id[g->grad_of[v]]);
+		remat_i_json_write_str(f, g->id[g->grad_of[v]]);
 	}
 	if (!g->recompute[v])
 		fputs(",\"recompute\":false", f);
 	if (g->label[v]) {
 		fputs(",\"label\":", f);
-		remat_json_write_str(f, g->label[v]);
+		remat_i_json_write_str(f, g->label[v]);
 	}
 	fputc('}', f);
 }
@@ -75,9 +76,9 @@ static void write_body(FILE *f, const struct remat_graph *g)
 	int32_t v, k;
 
 	fputs("{\"format\":\"remat-graph\",\"version\":1,\"name\":", f);
-	remat_json_write_str(f, g->name);
+	remat_i_json_write_str(f, g->name);
 	fputs(",\"cost_unit\":", f);
-	remat_json_write_str(f, g->cost_unit);
+	remat_i_json_write_str(f, g->cost_unit);
 	fputs(",\"nodes\":[", f);
 	for (v = 0; v < g->n; v++) {
 		fputs(v ? ",\n" : "\n", f);
@@ -89,7 +90,7 @@ static void write_body(FILE *f, const struct remat_graph *g)
 		for (k = 0; k < g->n_outputs; k++) {
 			if (k)
 				fputc(',', f);
-			remat_json_write_str(f, g->id[g->outputs[k]]);
+			remat_i_json_write_str(f, g->id[g->outputs[k]]);
 		}
 		fputc(']', f);
 	}

@@ -3,35 +3,19 @@
 
 #include "plan/best.h"
 
-void remat_best_init(struct remat_best *b)
+void remat_i_best_init(struct remat_i_best *b)
 {
 	memset(b, 0, sizeof(*b));
 	remat_schedule_init(&b->sched);
 }
 
-void remat_best_release(struct remat_best *b)
+void remat_i_best_release(struct remat_i_best *b)
 {
 	remat_schedule_release(&b->sched);
 	b->have = 0;
 }
 
-int remat_make_explicit(const struct remat_graph *g, struct remat_schedule *s,
-			struct remat_error *err)
-{
-	struct remat_schedule tmp;
-	int rc;
-
-	if (s->n == 0 || remat_schedule_count_frees(s) > 0)
-		return REMAT_OK;
-	remat_schedule_init(&tmp);
-	rc = remat_liveness(g, s, &tmp, err);
-	if (rc == REMAT_OK)
-		remat_schedule_swap(s, &tmp);
-	remat_schedule_release(&tmp);
-	return rc;
-}
-
-int remat_result_better(const struct remat_sim_result *a, int64_t a_steps,
+int remat_i_result_better(const struct remat_sim_result *a, int64_t a_steps,
 			const struct remat_sim_result *b, int64_t b_steps)
 {
 	/* Costs within a relative 1e-12 count as equal (float sums). */
@@ -46,7 +30,7 @@ int remat_result_better(const struct remat_sim_result *a, int64_t a_steps,
 	return a_steps < b_steps;
 }
 
-int remat_best_offer(struct remat_best *b, const char *planner,
+int remat_i_best_offer(struct remat_i_best *b, const char *planner,
 		     const struct remat_graph *g, int64_t budget,
 		     struct remat_schedule *cand, struct remat_sim_result *res_out,
 		     int *kept, struct remat_error *err)
@@ -55,7 +39,7 @@ int remat_best_offer(struct remat_best *b, const char *planner,
 
 	if (kept)
 		*kept = 0;
-	REMAT_TRY(remat_make_explicit(g, cand, err));
+	REMAT_TRY(remat_schedule_add_frees(g, cand, err));
 	REMAT_TRY(remat_simulate(g, cand, budget, NULL, &r, err));
 	if (res_out)
 		*res_out = r;
@@ -64,7 +48,7 @@ int remat_best_offer(struct remat_best *b, const char *planner,
 				  "planner '%s' built an invalid schedule: %s", planner, r.error);
 	if (!r.feasible)
 		return REMAT_OK;
-	if (b->have && !remat_result_better(&r, cand->n, &b->res, b->sched.n))
+	if (b->have && !remat_i_result_better(&r, cand->n, &b->res, b->sched.n))
 		return REMAT_OK;
 	REMAT_TRY(remat_schedule_copy(&b->sched, cand, err));
 	b->res = r;
@@ -74,7 +58,7 @@ int remat_best_offer(struct remat_best *b, const char *planner,
 	return REMAT_OK;
 }
 
-int remat_best_take(struct remat_best *b, struct remat_schedule *out,
+int remat_i_best_take(struct remat_i_best *b, struct remat_schedule *out,
 		    struct remat_error *err)
 {
 	if (!b->have)

@@ -11,14 +11,14 @@
 
 #include "remat/planner.h"
 
-struct remat_best {
+struct remat_i_best {
 	struct remat_schedule sched;
 	struct remat_sim_result res;
 	int have;
 };
 
-void remat_best_init(struct remat_best *b);
-void remat_best_release(struct remat_best *b);
+void remat_i_best_init(struct remat_i_best *b);
+void remat_i_best_release(struct remat_i_best *b);
 
 /*
  * Judge cand (frees are derived first when it has none; cand may be
@@ -27,21 +27,17 @@ void remat_best_release(struct remat_best *b);
  * simulation; *kept (may be NULL) says whether it was kept.  An invalid
  * candidate is a planner bug: REMAT_EINTERNAL naming planner.
  */
-int remat_best_offer(struct remat_best *b, const char *planner,
+int remat_i_best_offer(struct remat_i_best *b, const char *planner,
 		     const struct remat_graph *g, int64_t budget,
 		     struct remat_schedule *cand, struct remat_sim_result *res_out,
 		     int *kept, struct remat_error *err);
 
 /* Move the kept schedule into out; REMAT_ENOFIT when there is none. */
-int remat_best_take(struct remat_best *b, struct remat_schedule *out,
+int remat_i_best_take(struct remat_i_best *b, struct remat_schedule *out,
 		    struct remat_error *err);
 
-/* Make a compute-only schedule explicit in place (no-op if it has frees). */
-int remat_make_explicit(const struct remat_graph *g, struct remat_schedule *s,
-			struct remat_error *err);
-
 /* Is a better than b as a plan (valid, feasible assumed)? */
-int remat_result_better(const struct remat_sim_result *a, int64_t a_steps,
+int remat_i_result_better(const struct remat_sim_result *a, int64_t a_steps,
 			const struct remat_sim_result *b, int64_t b_steps);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan/checkmate_model.h"
+#include "analysis/needed.h"
 
 #define ZERO REMAT_I_CM_ZERO
 #define ONE REMAT_I_CM_ONE
@@ -63,14 +64,7 @@ int remat_i_cm_init(struct remat_i_cm *cm, const struct remat_graph *g, int64_t 
 	if (!need || !cm->mi)
 		goto nomem;
 	/* The nodes some output depends on; the rest is never computed. */
-	for (i = 0; i < g->n_outputs; i++)
-		need[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		v = g->topo[i];
-		if (need[v])
-			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-				need[g->in_idx[k]] = 1;
-	}
+	remat_i_needed(g, need);
 	for (v = 0; v < g->n; v++) {
 		cm->mi[v] = -1;
 		if (need[v]) {

@@ -8,28 +8,28 @@
 
 #include "remat/planner.h"
 
-extern const struct remat_planner remat_planner_auto;
-extern const struct remat_planner remat_planner_none;
-extern const struct remat_planner remat_planner_chen;
-extern const struct remat_planner remat_planner_chen_greedy;
-extern const struct remat_planner remat_planner_rotor;
-extern const struct remat_planner remat_planner_twremat;
-extern const struct remat_planner remat_planner_greedy;
-extern const struct remat_planner remat_planner_dtr;
-extern const struct remat_planner remat_planner_checkmate;
-extern const struct remat_planner remat_planner_checkmate_lp;
+extern const struct remat_planner remat_i_planner_auto;
+extern const struct remat_planner remat_i_planner_none;
+extern const struct remat_planner remat_i_planner_chen;
+extern const struct remat_planner remat_i_planner_chen_greedy;
+extern const struct remat_planner remat_i_planner_rotor;
+extern const struct remat_planner remat_i_planner_twremat;
+extern const struct remat_planner remat_i_planner_greedy;
+extern const struct remat_planner remat_i_planner_dtr;
+extern const struct remat_planner remat_i_planner_checkmate;
+extern const struct remat_planner remat_i_planner_checkmate_lp;
 
 static const struct remat_planner *const planners[] = {
-	&remat_planner_auto,
-	&remat_planner_none,
-	&remat_planner_chen,
-	&remat_planner_chen_greedy,
-	&remat_planner_rotor,
-	&remat_planner_twremat,
-	&remat_planner_greedy,
-	&remat_planner_dtr,
-	&remat_planner_checkmate,
-	&remat_planner_checkmate_lp,
+	&remat_i_planner_auto,
+	&remat_i_planner_none,
+	&remat_i_planner_chen,
+	&remat_i_planner_chen_greedy,
+	&remat_i_planner_rotor,
+	&remat_i_planner_twremat,
+	&remat_i_planner_greedy,
+	&remat_i_planner_dtr,
+	&remat_i_planner_checkmate,
+	&remat_i_planner_checkmate_lp,
 	NULL
 };
 

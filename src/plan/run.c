@@ -5,12 +5,15 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "remat/budget.h"
 #include "remat/planner.h"
+#include "analysis/needed.h"
+#include "plan/best.h"
 
 double remat_now(void)
 {
@@ -116,37 +119,59 @@ static void no_result(struct remat_sim_result *res, int64_t budget,
 }
 
 /*
- * The least peak any schedule can have: the largest (distinct inputs + own
- * output + workspace) over the nodes that must be computed, those some
- * output depends on.  (Over all nodes this is FORMATS.md's
- * min_peak_lower_bound; nodes no output needs may be skipped.)
+ * The rule every planner shares: the needed nodes once each in
+ * topological order cost the least any schedule can cost, and their peak
+ * is at most the no-remat peak.  Whenever that order fits the budget
+ * (always, when the budget covers the no-remat peak) the runner offers it
+ * beside whatever the planner returned, or in its place when the planner
+ * found nothing or ran out of time, and keeps the better, so no planner
+ * has to.  rc is the planner's status; returns the status to go on with.
  */
-static int needed_lower_bound(const struct remat_graph *g, int64_t *lb)
+static int offer_no_remat(const struct remat_planner *p,
+			  const struct remat_plan_request *req, int rc,
+			  struct remat_schedule *out, struct remat_sim_result *res,
+			  struct remat_error *err)
 {
-	uint8_t *need = calloc((size_t)g->n + 1, 1);
-	int32_t i, k;
+	const struct remat_graph *g = req->graph;
+	struct remat_schedule ord;
+	struct remat_sim_result r;
+	struct remat_error e;
+	int orc;
 
-	*lb = 0;
-	if (!need)
-		return -1;
-	for (i = 0; i < g->n_outputs; i++)
-		need[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		int32_t v = g->topo[i];
-		int64_t m;
-
-		if (!need[v])
-			continue;
-		m = g->mem[v] + g->workspace[v];
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-			need[g->in_idx[k]] = 1;
-			m += g->mem[g->in_idx[k]];
-		}
-		if (g->kind[v] != REMAT_KIND_INPUT && m > *lb)
-			*lb = m;
+	if ((p->flags & REMAT_PLANNER_REFERENCE) ||
+	    (rc != REMAT_OK && rc != REMAT_ENOFIT && rc != REMAT_ECANCELED))
+		return rc;
+	remat_schedule_init(&ord);
+	remat_error_clear(&e);
+	orc = remat_i_needed_order(g, &ord, &e);
+	if (orc == REMAT_OK)
+		orc = remat_schedule_add_frees(g, &ord, &e);
+	if (orc == REMAT_OK)
+		orc = remat_simulate(g, &ord, req->budget, NULL, &r, &e);
+	if (orc == REMAT_OK && !r.valid)
+		orc = REMAT_FAIL(&e, REMAT_EINTERNAL, "the needed nodes in topological order "
+				 "make an invalid schedule: %s", r.error);
+	if (orc != REMAT_OK) {
+		remat_schedule_release(&ord);
+		if (err)
+			*err = e;
+		return orc;
 	}
-	free(need);
-	return 0;
+	if (!r.feasible || (rc == REMAT_OK && res->feasible &&
+			    !remat_i_result_better(&r, ord.n, res, out->n))) {
+		remat_schedule_release(&ord);
+		return rc;
+	}
+	remat_schedule_swap(out, &ord);
+	remat_schedule_release(&ord);
+	*res = r;
+	if (err)
+		remat_error_clear(err);
+	if (req->report)
+		snprintf(req->report->note, sizeof(req->report->note),
+			 "%s: the needed nodes in topological order fit the budget; nothing "
+			 "is cheaper", p->name);
+	return REMAT_OK;
 }
 
 int remat_plan_run(const struct remat_planner *p,
@@ -155,13 +180,12 @@ int remat_plan_run(const struct remat_planner *p,
 		   struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
+	int64_t lb = remat_i_least_peak(g);
 	int rc;
-
-	int64_t lb;
 
 	no_result(res, req->budget, g);
 	remat_schedule_clear(out);
-	if (needed_lower_bound(g, &lb))
+	if (lb < 0)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	if (req->budget < lb) {
 		char b[32], l[32];
@@ -174,37 +198,30 @@ int remat_plan_run(const struct remat_planner *p,
 				  "exceed it", b, (long long)req->budget, l, (long long)lb);
 	}
 	rc = p->plan(req, out, err);
+	if (rc == REMAT_OK) {
+		/*
+		 * Frees alone (nothing to compute: every output is an input)
+		 * are never better than the empty compute-only schedule,
+		 * which drops every unused input before the first step.
+		 */
+		if (remat_schedule_count_frees(out) == out->n)
+			remat_schedule_clear(out);
+		REMAT_TRY(remat_schedule_add_frees(g, out, err));
+		REMAT_TRY(remat_simulate(g, out, req->budget, NULL, res, err));
+		if (!res->valid)
+			return REMAT_FAIL(err, REMAT_EINTERNAL,
+					  "planner '%s' produced an invalid schedule: %s", p->name,
+					  res->error);
+	}
+	rc = offer_no_remat(p, req, rc, out, res, err);
 	if (rc != REMAT_OK) {
 		remat_schedule_clear(out);
+		no_result(res, req->budget, g);
 		if (rc == REMAT_ENOFIT && err && !err->msg[0])
 			REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within "
 				   "the budget", p->name);
 		return rc;
 	}
-	/*
-	 * Frees alone (nothing to compute: every output is an input) are
-	 * never better than the empty compute-only schedule, which drops
-	 * every unused input before the first step.
-	 */
-	if (remat_schedule_count_frees(out) == out->n)
-		remat_schedule_clear(out);
-	if (remat_schedule_count_frees(out) == 0 && out->n > 0) {
-		struct remat_schedule tmp;
-
-		remat_schedule_init(&tmp);
-		rc = remat_liveness(g, out, &tmp, err);
-		if (rc) {
-			remat_schedule_release(&tmp);
-			return rc;
-		}
-		remat_schedule_swap(out, &tmp);
-		remat_schedule_release(&tmp);
-	}
-	REMAT_TRY(remat_simulate(g, out, req->budget, NULL, res, err));
-	if (!res->valid)
-		return REMAT_FAIL(err, REMAT_EINTERNAL,
-				  "planner '%s' produced an invalid schedule: %s", p->name,
-				  res->error);
 	if (!res->feasible)
 		return REMAT_FAIL(err, REMAT_ENOFIT,
 				  "planner '%s' found no schedule within the budget "

@@ -218,22 +218,13 @@ int remat_i_chain_run_start(struct remat_i_chain_run *r,
 			    struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
-	struct remat_sim_result res;
-	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->req = req;
 	r->planner = planner;
 	r->least_peak = -1;
-	remat_best_init(&r->best);
+	remat_i_best_init(&r->best);
 	remat_schedule_init(&r->tmp);
-	rc = remat_schedule_topo(g, &r->tmp, err);
-	if (rc == REMAT_OK)
-		rc = remat_best_offer(&r->best, planner, g, req->budget, &r->tmp, &res, NULL, err);
-	if (rc)
-		return rc;
-	r->least_peak = res.peak_mem;
-	r->offered = 1;
 	if (g->n_backward == 0)
 		return REMAT_OK;
 	REMAT_TRY(remat_chain_build(g, &r->chain, err));
@@ -250,7 +241,7 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 	struct remat_sim_result res;
 
 	REMAT_TRY(remat_i_chain_expand(r->req->graph, r->chain, ops, &r->tmp, err));
-	REMAT_TRY(remat_best_offer(&r->best, r->planner, r->req->graph, r->req->budget,
+	REMAT_TRY(remat_i_best_offer(&r->best, r->planner, r->req->graph, r->req->budget,
 				   &r->tmp, &res, kept, err));
 	if (r->least_peak < 0 || res.peak_mem < r->least_peak)
 		r->least_peak = res.peak_mem;
@@ -261,7 +252,11 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	if (rc == REMAT_OK && !r->best.have) {
+	if (rc == REMAT_OK && !r->best.have && r->least_peak < 0) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' has no stage-level plan for "
+				"this graph (%s)", r->planner, r->chain ? "no candidate" :
+				"no chain view: an inference graph, or nothing to plan");
+	} else if (rc == REMAT_OK && !r->best.have) {
 		char b[32], p[32];
 
 		remat_format_bytes(r->req->budget, b, sizeof(b));
@@ -272,10 +267,10 @@ int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 				(long long)r->least_peak);
 	}
 	if (rc == REMAT_OK)
-		rc = remat_best_take(&r->best, out, err);
+		rc = remat_i_best_take(&r->best, out, err);
 	remat_chain_free(r->chain);
 	r->chain = NULL;
 	remat_schedule_release(&r->tmp);
-	remat_best_release(&r->best);
+	remat_i_best_release(&r->best);
 	return rc;
 }

@@ -85,8 +85,7 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
 
 /*
  * What every chain planner does around its algorithm: build the chain
- * view, offer the no-remat order (so a chain planner is never worse than
- * none), expand and offer stage plans (the simulator as the oracle, best.h),
+ * view, expand and offer stage plans (the simulator as the oracle, best.h),
  * and finish with the cheapest schedule within budget or REMAT_ENOFIT
  * naming the least peak that was found.
  */
@@ -95,13 +94,13 @@ struct remat_i_chain_run {
 	const struct remat_plan_request *req;
 	const char *planner;
 	struct remat_chain *chain;   /* NULL: inference graph, or nothing to plan */
-	struct remat_best best;
+	struct remat_i_best best;
 	struct remat_schedule tmp;
 	int64_t least_peak;          /* least peak of any schedule offered, -1: none */
 	int offered;                 /* schedules offered */
 };
 
-/* Start: chain view (not for inference graphs) and the no-remat order. */
+/* Start: the chain view (not for inference graphs). */
 int remat_i_chain_run_start(struct remat_i_chain_run *r,
 			    const struct remat_plan_request *req, const char *planner,
 			    struct remat_error *err);

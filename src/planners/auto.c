@@ -24,38 +24,14 @@
 #include <string.h>
 
 #include "remat/planner.h"
+#include "analysis/needed.h"
 #include "planners/checkmate.h"
 #include "plan/best.h"
 
-extern const struct remat_planner remat_planner_auto;
+extern const struct remat_planner remat_i_planner_auto;
 
 /* The exact planner's share when no --time-limit bounds auto. */
 #define AUTO_EXACT_SECONDS 10.0
-
-/* Sum of cost over the non-input nodes some output depends on. */
-static double least_cost(const struct remat_graph *g)
-{
-	uint8_t *need = calloc((size_t)g->n + 1, 1);
-	double sum = 0;
-	int32_t i, k;
-
-	if (!need)
-		return 0;
-	for (i = 0; i < g->n_outputs; i++)
-		need[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		int32_t v = g->topo[i];
-
-		if (!need[v])
-			continue;
-		if (g->kind[v] != REMAT_KIND_INPUT)
-			sum += g->cost[v];
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-			need[g->in_idx[k]] = 1;
-	}
-	free(need);
-	return sum;
-}
 
 /*
  * With a time limit, each planner gets an equal share of what is left, so
@@ -71,7 +47,7 @@ static double share_deadline(const struct remat_plan_request *req,
 	if (req->deadline <= 0)
 		return 0;
 	for (; *pp; pp++)
-		if (*pp != &remat_planner_auto && ((*pp)->flags & REMAT_PLANNER_AUTO))
+		if (*pp != &remat_i_planner_auto && ((*pp)->flags & REMAT_PLANNER_AUTO))
 			n++;
 	now = remat_now();
 	left = req->deadline - now;
@@ -84,7 +60,7 @@ static double share_deadline(const struct remat_plan_request *req,
  * Step 4: the MILP from best's schedule (or from nothing); offered to best
  * like any candidate.  *kept says whether it won; its bound goes to rep.
  */
-static int polish_exact(const struct remat_plan_request *req, struct remat_best *best,
+static int polish_exact(const struct remat_plan_request *req, struct remat_i_best *best,
 			struct remat_schedule *cand, struct remat_plan_report *rep,
 			int *kept, struct remat_error *err)
 {
@@ -109,7 +85,7 @@ static int polish_exact(const struct remat_plan_request *req, struct remat_best 
 		return REMAT_OK;
 	if (rc)
 		return rc;
-	return remat_best_offer(best, "checkmate", req->graph, req->budget, cand, NULL, kept,
+	return remat_i_best_offer(best, "checkmate", req->graph, req->budget, cand, NULL, kept,
 				err);
 }
 
@@ -117,16 +93,16 @@ static int auto_plan(const struct remat_plan_request *req,
 		     struct remat_schedule *out, struct remat_error *err)
 {
 	const struct remat_planner *const *pp;
-	struct remat_best best;
+	struct remat_i_best best;
 	struct remat_schedule cand;
 	struct remat_plan_request sub = *req;
 	struct remat_plan_report sub_report;
-	double floor_cost = least_cost(req->graph);
+	double floor_cost = remat_i_least_cost(req->graph);
 	char winner[64] = "";
 	struct remat_error failure;
 	int rc = REMAT_OK, first_failure = REMAT_OK;
 
-	remat_best_init(&best);
+	remat_i_best_init(&best);
 	remat_schedule_init(&cand);
 	sub.report = &sub_report;
 	for (pp = remat_planner_list(); *pp; pp++) {
@@ -136,7 +112,7 @@ static int auto_plan(const struct remat_plan_request *req,
 		struct remat_progress pr = { "auto", p->name, -1, NAN, NAN, 0 };
 		int prc, kept;
 
-		if (p == &remat_planner_auto || !(p->flags & REMAT_PLANNER_AUTO))
+		if (p == &remat_i_planner_auto || !(p->flags & REMAT_PLANNER_AUTO))
 			continue;
 		if (best.have && remat_plan_expired(req))
 			break;
@@ -167,7 +143,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			}
 			continue;
 		}
-		rc = remat_best_offer(&best, p->name, req->graph, req->budget, &cand,
+		rc = remat_i_best_offer(&best, p->name, req->graph, req->budget, &cand,
 				      NULL, &kept, err);
 		if (rc)
 			goto done;
@@ -220,16 +196,16 @@ static int auto_plan(const struct remat_plan_request *req,
 				(long long)req->graph->min_peak_lower_bound);
 		goto done;
 	}
-	rc = remat_best_take(&best, out, err);
+	rc = remat_i_best_take(&best, out, err);
 	if (rc == REMAT_OK && req->report)
 		snprintf(req->report->chosen, sizeof(req->report->chosen), "%s", winner);
 done:
 	remat_schedule_release(&cand);
-	remat_best_release(&best);
+	remat_i_best_release(&best);
 	return rc;
 }
 
-const struct remat_planner remat_planner_auto = {
+const struct remat_planner remat_i_planner_auto = {
 	.name = "auto",
 	.summary = "run every fast planner and keep the cheapest schedule within budget",
 	.flags = 0,

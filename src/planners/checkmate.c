@@ -92,8 +92,8 @@
 #include "plan/checkmate_model.h"
 #include "plan/best.h"
 
-extern const struct remat_planner remat_planner_auto;
-extern const struct remat_planner remat_planner_checkmate;
+extern const struct remat_planner remat_i_planner_auto;
+extern const struct remat_planner remat_i_planner_checkmate;
 
 /* Largest model built at all (columns), to fail early instead of thrashing. */
 #define CM_MAX_COLS 4000000
@@ -393,7 +393,7 @@ static int warm_start(const struct remat_plan_request *req, const struct remat_i
 		struct remat_progress pr = { "checkmate", "warm start", -1, NAN, NAN, 0 };
 		int prc;
 
-		if (p == &remat_planner_auto || p == &remat_planner_checkmate ||
+		if (p == &remat_i_planner_auto || p == &remat_i_planner_checkmate ||
 		    !(p->flags & REMAT_PLANNER_AUTO))
 			continue;
 		if (remat_plan_expired(&sub))
@@ -450,24 +450,10 @@ static int checkmate_solve(const struct remat_plan_request *req,
 	return rc;
 }
 
-int remat_i_cm_fallback(const struct remat_plan_request *req, int rc,
-			struct remat_schedule *out, struct remat_error *err)
-{
-	/*
-	 * Too large, out of time, or no incumbent: when the budget covers
-	 * the no-remat peak the topological order fits, so say so rather
-	 * than "no schedule".
-	 */
-	if (rc != REMAT_ENOFIT || req->budget < req->graph->no_remat_peak)
-		return rc;
-	remat_error_clear(err);
-	return remat_schedule_topo(req->graph, out, err);
-}
-
 static int checkmate_plan(const struct remat_plan_request *req,
 			  struct remat_schedule *out, struct remat_error *err)
 {
-	return remat_i_cm_fallback(req, checkmate_solve(req, out, err), out, err);
+	return checkmate_solve(req, out, err);
 }
 
 int remat_i_checkmate_improve(const struct remat_plan_request *req,
@@ -511,7 +497,7 @@ int remat_i_checkmate_auto_fits(const struct remat_graph *g, double time_left)
 	return g->n - g->n_inputs <= 100;
 }
 
-const struct remat_planner remat_planner_checkmate = {
+const struct remat_planner remat_i_planner_checkmate = {
 	.name = "checkmate",
 	.summary = "exact: Checkmate's MILP (CBC or GLPK) in the topological order, warm-started",
 	.flags = REMAT_PLANNER_EXACT,

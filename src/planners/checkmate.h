@@ -37,12 +37,4 @@ int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,
 			       double max_seconds, double *bound, int *status,
 			       struct remat_error *err);
 
-/*
- * The exact planners' last resort: rc unless it is REMAT_ENOFIT with a
- * budget that covers the no-remat peak; then out gets the topological
- * order (which the runner simulates like any schedule).
- */
-int remat_i_cm_fallback(const struct remat_plan_request *req, int rc,
-			struct remat_schedule *out, struct remat_error *err);
-
 #endif

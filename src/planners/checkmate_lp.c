@@ -90,7 +90,7 @@ struct rounding {
 	struct remat_i_cm_sol cand;
 	struct remat_i_cm_sol *best;       /* the cheapest point that fits */
 	int *have;
-	struct remat_best *sbest;          /* NULL, or its schedules, simulated */
+	struct remat_i_best *sbest;          /* NULL, or its schedules, simulated */
 	struct remat_schedule sched;
 };
 
@@ -112,7 +112,7 @@ static int try_candidate(struct rounding *r, struct remat_error *err)
 		return REMAT_OK;
 	/* The simulator judges it too (src/plan/best.h); it agrees with the model's peak. */
 	REMAT_TRY(remat_i_cm_schedule(r->cm, &r->cand, &r->sched, err));
-	return remat_best_offer(r->sbest, "checkmate-lp", r->req->graph, r->req->budget,
+	return remat_i_best_offer(r->sbest, "checkmate-lp", r->req->graph, r->req->budget,
 				&r->sched, NULL, NULL, err);
 }
 
@@ -217,7 +217,7 @@ static int checkmate_lp_solve(const struct remat_plan_request *req,
 	const char *sv = remat_opt_get(req, "solver");
 	struct remat_i_cm cm;
 	struct remat_i_cm_sol best;
-	struct remat_best sbest;
+	struct remat_i_best sbest;
 	struct rounding r;
 	double lb;
 	long rounds;
@@ -228,7 +228,7 @@ static int checkmate_lp_solve(const struct remat_plan_request *req,
 				  "option '--solver': expected 'cbc' or 'glpk', got '%s'", sv);
 	REMAT_TRY(remat_opt_int(req, "rounds", 50, 0, 100000, &rounds, err));
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, 0, err));
-	remat_best_init(&sbest);
+	remat_i_best_init(&sbest);
 	memset(&r, 0, sizeof(r));
 	memset(&best, 0, sizeof(best));
 	if (cm.T > REMAT_I_CM_MAX_T) {
@@ -262,10 +262,10 @@ static int checkmate_lp_solve(const struct remat_plan_request *req,
 			req->report->gap = 0;
 		req->report->optimal = req->report->gap == 0 ? 1 : 0;
 	}
-	rc = remat_best_take(&sbest, out, err);
+	rc = remat_i_best_take(&sbest, out, err);
 done:
 	remat_i_cm_sol_release(&best);
-	remat_best_release(&sbest);
+	remat_i_best_release(&sbest);
 	remat_i_cm_release(&cm);
 	return rc;
 }
@@ -331,10 +331,10 @@ int remat_i_checkmate_lp_bound(const struct remat_graph *g, int64_t budget,
 static int checkmate_lp_plan(const struct remat_plan_request *req,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	return remat_i_cm_fallback(req, checkmate_lp_solve(req, out, err), out, err);
+	return checkmate_lp_solve(req, out, err);
 }
 
-const struct remat_planner remat_planner_checkmate_lp = {
+const struct remat_planner remat_i_planner_checkmate_lp = {
 	.name = "checkmate-lp",
 	.summary = "Checkmate's LP relaxation with two-phase rounding, for graphs too large "
 		   "for the MILP",

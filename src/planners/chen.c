@@ -9,15 +9,16 @@
  *
  * chen:
  * 1. Build the chain view (src/analysis/chain.c): k stages cut at
- *    1-separators.  Inference graph or no stage: the no-remat order.
+ *    1-separators.  Inference graph or no stage: nothing to plan.
  * 2. Checkpoint every floor(sqrt(k))-th stage boundary, which gives
  *    segments of floor(sqrt(k)) stages (the last may be shorter).
  * 3. Forward pass keeping only the segments' inputs (the checkpoints);
  *    the last segment keeps everything; then, from the last segment to
  *    the first, recompute the segment from its checkpoint keeping
  *    everything and run its backward.  At most one extra forward pass.
- * 4. Expand to nodes, simulate, and keep the cheaper of this schedule
- *    and the no-remat order that fits the budget.
+ * 4. Expand to nodes and simulate.  (Where the budget covers the
+ *    no-remat peak, the plan runner keeps the cheaper of this schedule
+ *    and the no-remat order: src/plan/run.c.)
  *
  * chen-greedy:
  * 1. As above, k stages; stage i's size is x-bar_i, the bytes its forward
@@ -206,7 +207,7 @@ done:
 	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
-const struct remat_planner remat_planner_chen = {
+const struct remat_planner remat_i_planner_chen = {
 	.name = "chen",
 	.summary = "Chen et al. 2016: checkpoint every sqrt(n)-th stage of the chain view",
 	.flags = REMAT_PLANNER_AUTO,
@@ -214,7 +215,7 @@ const struct remat_planner remat_planner_chen = {
 	.plan = chen_plan,
 };
 
-const struct remat_planner remat_planner_chen_greedy = {
+const struct remat_planner remat_i_planner_chen_greedy = {
 	.name = "chen-greedy",
 	.summary = "Chen et al. 2016 Alg. 3: greedy segments under a budget B, B searched",
 	.flags = REMAT_PLANNER_AUTO,

@@ -46,8 +46,8 @@
  *    times the baseline cost (the paper's thrash limit, 2 by default), or
  *    when it exceeds a step count proportional to n (graphs of zero-cost
  *    nodes), or when the time limit runs out (checked every 4096 ops).
- *    At budgets covering the no-remat peak the plain topological order is
- *    offered too and the cheaper schedule kept.
+ *    (At budgets covering the no-remat peak the plan runner offers the
+ *    plain topological order too and keeps the cheaper schedule.)
  *
  * Heuristics (--heuristic; lowest score is evicted; ties: least recently
  * used, then larger, then lower index):
@@ -101,6 +101,7 @@
 
 #include "remat/budget.h"
 #include "remat/planner.h"
+#include "analysis/needed.h"
 #include "plan/best.h"
 
 enum dtr_state { ST_NEW = 0, ST_RESIDENT, ST_EVICTED, ST_DEAD };
@@ -690,22 +691,6 @@ static void dtr_release(struct dtr *d)
 	free(d->cascade);
 }
 
-/* Mark every node some output depends on. */
-static void mark_needed(const struct remat_graph *g, uint8_t *needed)
-{
-	int32_t i, k;
-
-	for (i = 0; i < g->n_outputs; i++)
-		needed[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		int32_t v = g->topo[i];
-
-		if (needed[v])
-			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-				needed[g->in_idx[k]] = 1;
-	}
-}
-
 /* Simulate the runtime; out receives the executed steps. */
 static int dtr_run(const struct remat_plan_request *req, int heur, double max_overhead,
 		   int64_t sample, struct remat_schedule *out, struct dtr_stats *st,
@@ -756,7 +741,7 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 		d.ppos[i] = -1;
 		d.elem_of[i] = -1;
 	}
-	mark_needed(g, d.needed);
+	remat_i_needed(g, d.needed);
 	for (i = 0; i < g->n; i++) {
 		if (!d.needed[i])
 			continue;
@@ -842,54 +827,25 @@ static void dtr_note(const struct remat_plan_request *req, int heur,
 }
 
 /*
- * Below the no-remat peak the runtime's steps are returned as executed
- * (its peak then equals the simulator's).  At or above it, the plain
- * order is offered too and the cheaper of the two kept, so such a budget
- * always gets a schedule.
+ * The runtime's steps are returned as executed (its peak then equals the
+ * simulator's).  At budgets covering the no-remat peak the plan runner
+ * offers the plain order too (src/plan/run.c).
  */
 static int dtr_plan(const struct remat_plan_request *req, struct remat_schedule *out,
 		    struct remat_error *err)
 {
-	const struct remat_graph *g = req->graph;
-	struct remat_best best;
-	struct remat_schedule cand;
 	struct dtr_stats st;
 	double max_overhead;
 	long sample;
-	int heur, rc, kept = 0, topo_kept = 0;
+	int heur, rc;
 
 	REMAT_TRY(parse_heuristic(req, &heur, err));
 	REMAT_TRY(remat_opt_double(req, "max-overhead", 2.0, 0.0, 1e9, &max_overhead, err));
 	REMAT_TRY(remat_opt_int(req, "sample", 256, 0, 1L << 30, &sample, err));
 	memset(&st, 0, sizeof(st));
-	if (req->budget < g->no_remat_peak) {
-		rc = dtr_run(req, heur, max_overhead, sample, out, &st, err);
-		if (rc == REMAT_OK)
-			dtr_note(req, heur, &st);
-		return rc;
-	}
-
-	remat_best_init(&best);
-	remat_schedule_init(&cand);
-	rc = dtr_run(req, heur, max_overhead, sample, &cand, &st, err);
+	rc = dtr_run(req, heur, max_overhead, sample, out, &st, err);
 	if (rc == REMAT_OK)
-		rc = remat_best_offer(&best, "dtr", g, req->budget, &cand, NULL, &kept, err);
-	if (rc != REMAT_OK && rc != REMAT_ENOFIT)
-		goto done;
-	rc = remat_schedule_topo(g, &cand, err);
-	if (rc == REMAT_OK)
-		rc = remat_best_offer(&best, "dtr", g, req->budget, &cand, NULL, &topo_kept, err);
-	if (rc == REMAT_OK)
-		rc = remat_best_take(&best, out, err);
-	if (rc == REMAT_OK && topo_kept && req->report)
-		snprintf(req->report->note, sizeof(req->report->note),
-			 "dtr: the budget covers the no-remat peak; the topological order "
-			 "is as cheap");
-	else if (rc == REMAT_OK && kept)
 		dtr_note(req, heur, &st);
-done:
-	remat_schedule_release(&cand);
-	remat_best_release(&best);
 	return rc;
 }
 
@@ -903,7 +859,7 @@ static const struct remat_planner_option dtr_options[] = {
 	{ NULL, NULL, NULL }
 };
 
-const struct remat_planner remat_planner_dtr = {
+const struct remat_planner remat_i_planner_dtr = {
 	.name = "dtr",
 	.summary = "Dynamic Tensor Rematerialization (Kirisame et al. 2021): evict on demand, "
 		   "recompute when needed",

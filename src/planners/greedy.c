@@ -51,6 +51,7 @@
 
 #include "remat/budget.h"
 #include "remat/planner.h"
+#include "analysis/needed.h"
 
 struct greedy {
 	const struct remat_graph *g;
@@ -304,16 +305,7 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
-	/* Needed nodes: outputs and their ancestors. */
-	for (i = 0; i < g->n_outputs; i++)
-		s.needed[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		int32_t v = g->topo[i];
-
-		if (s.needed[v])
-			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-				s.needed[g->in_idx[k]] = 1;
-	}
+	remat_i_needed(g, s.needed);
 	/* Items, and each node's needed users in topological order. */
 	for (i = 0; i < g->n; i++) {
 		int32_t v = g->topo[i];
@@ -387,24 +379,17 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 				s.peak_node < 0 ? "" : "'", bu);
 	}
 	if (rc == REMAT_ECANCELED) {
-		/*
-		 * Out of time.  When the budget covers the no-remat peak, the
-		 * topological order (what the walk makes when nothing is
-		 * over budget) fits: return it rather than nothing.
-		 */
+		/* Out of time (the runner still offers the no-remat order). */
 		remat_schedule_clear(out);
-		if (req->budget >= g->no_remat_peak)
-			rc = remat_schedule_topo(g, out, err);
-		else
-			rc = REMAT_FAIL(err, REMAT_ENOFIT, "greedy: the time limit ran out "
-					"before the walk finished");
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "greedy: the time limit ran out before "
+				"the walk finished");
 	}
 done:
 	greedy_release(&s);
 	return rc;
 }
 
-const struct remat_planner remat_planner_greedy = {
+const struct remat_planner remat_i_planner_greedy = {
 	.name = "greedy",
 	.summary = "XLA-style greedy rematerialization (the GreedyRemat baseline of Kumar et "
 		   "al. 2019)",

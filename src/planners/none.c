@@ -18,10 +18,10 @@ static int none_plan(const struct remat_plan_request *req,
 	return remat_schedule_topo(req->graph, out, err);
 }
 
-const struct remat_planner remat_planner_none = {
+const struct remat_planner remat_i_planner_none = {
 	.name = "none",
 	.summary = "no rematerialization: every node once in topological order",
-	.flags = REMAT_PLANNER_AUTO,
+	.flags = REMAT_PLANNER_AUTO | REMAT_PLANNER_REFERENCE,
 	.options = NULL,
 	.plan = none_plan,
 };

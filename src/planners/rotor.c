@@ -9,8 +9,9 @@
  * persistent.py (notes/prior-art.md section 3).
  *
  * 1. Build the chain view (src/analysis/chain.c).  Inference graph or no
- *    stage: the no-remat order.  The no-remat order is always offered too,
- *    so rotor is never worse than none.  More stages than --max-stages
+ *    stage: nothing to plan (the plan runner offers the no-remat order
+ *    whenever the budget covers its peak, so rotor is never worse than
+ *    none).  More stages than --max-stages
  *    (default 200), or tables over 1 GiB: neighbouring stages are merged
  *    into groups of equal count, each measured as one stage.
  * 2. Discretise: the budget less the graph's inputs, m_top bytes, is cut
@@ -969,7 +970,7 @@ done:
 	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
-const struct remat_planner remat_planner_rotor = {
+const struct remat_planner remat_i_planner_rotor = {
 	.name = "rotor",
 	.summary = "Rotor (Beaumont et al. 2019): optimal dynamic program on the chain view",
 	.flags = REMAT_PLANNER_AUTO,

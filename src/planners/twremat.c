@@ -5,8 +5,8 @@
  * for Deep Networks", NeurIPS 2019: Algorithm 1 (section 3) and its
  * TWRemat(k) variant (section 4.3).
  *
- * 1. If the budget covers the no-remat peak, return the no-remat order:
- *    it costs nothing extra.
+ * 1. If the budget covers the no-remat peak, plan nothing: the plan
+ *    runner's no-remat order costs nothing extra (src/plan/run.c).
  * 2. Decompose the undirected graph of the nodes an output needs (input
  *    nodes are resident anyway and stay out) with the minimum fill-in
  *    heuristic, bags merged by Lemma 1 (src/analysis/treedec.c).
@@ -37,7 +37,7 @@
  * 6. TWRemat(k) (section 4.3): with --cutoff K, return the schedule for
  *    k = K as it is.  Otherwise build it for k = n_bags + 1 (no recursion:
  *    the topological order of what the outputs need), then halving k down
- *    to 1, and offer each to remat_best_offer (the simulator judges) along
+ *    to 1, and offer each to remat_i_best_offer (the simulator judges) along
  *    with step 7's replay of it; keep the cheapest schedule within budget.
  * 7. Post-pass (src/plan/evict_replay.c): replay each schedule's compute order within
  *    the budget, keeping values while memory allows and evicting (then
@@ -67,6 +67,7 @@
 #include <string.h>
 
 #include "remat/planner.h"
+#include "analysis/needed.h"
 #include "remat/treedec.h"
 #include "plan/best.h"
 #include "plan/evict_replay.h"
@@ -550,7 +551,7 @@ static int tw_plan_init(struct tw_plan *p, const struct remat_graph *g,
 			struct remat_error *err)
 {
 	uint8_t *need;
-	int32_t i, k;
+	int32_t i;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -565,16 +566,7 @@ static int tw_plan_init(struct tw_plan *p, const struct remat_graph *g,
 		tw_plan_release(p);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in twremat");
 	}
-	for (i = 0; i < g->n_outputs; i++)
-		need[g->outputs[i]] = 1;
-	for (i = g->n - 1; i >= 0; i--) {
-		int32_t v = g->topo[i];
-
-		if (!need[v])
-			continue;
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-			need[g->in_idx[k]] = 1;
-	}
+	remat_i_needed(g, need);
 	for (i = 0; i < g->n; i++) {
 		if (g->kind[i] == REMAT_KIND_INPUT)
 			need[i] = 0;
@@ -649,7 +641,7 @@ static void tw_strip_frees(struct remat_schedule *s)
  * later than the replay did, so the peak can only fall.  cand is left
  * explicit.  REMAT_ECANCELED when the deadline passed.
  */
-static int tw_offer(struct remat_best *best, const struct remat_plan_request *req,
+static int tw_offer(struct remat_i_best *best, const struct remat_plan_request *req,
 		    struct remat_schedule *cand, struct remat_schedule *tight,
 		    int64_t max_steps, struct remat_error *err)
 {
@@ -658,7 +650,7 @@ static int tw_offer(struct remat_best *best, const struct remat_plan_request *re
 
 	remat_error_clear(&e);
 	rc = remat_i_evict_replay(req->graph, cand, req->budget, max_steps, req, tight, &e);
-	REMAT_TRY(remat_best_offer(best, "twremat", req->graph, req->budget, cand,
+	REMAT_TRY(remat_i_best_offer(best, "twremat", req->graph, req->budget, cand,
 				   NULL, NULL, err));
 	if (rc == REMAT_ENOFIT)
 		return REMAT_OK;
@@ -667,7 +659,7 @@ static int tw_offer(struct remat_best *best, const struct remat_plan_request *re
 		return rc;
 	}
 	tw_strip_frees(tight);
-	return remat_best_offer(best, "twremat", req->graph, req->budget, tight,
+	return remat_i_best_offer(best, "twremat", req->graph, req->budget, tight,
 				NULL, NULL, err);
 }
 
@@ -684,7 +676,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 {
 	const struct remat_graph *g = req->graph;
 	struct tw_plan p;
-	struct remat_best best;
+	struct remat_i_best best;
 	struct remat_schedule cand;
 	long cutoff, max_steps_opt;
 	int64_t max_steps, def_steps;
@@ -702,9 +694,10 @@ static int twremat_plan(const struct remat_plan_request *req,
 	max_steps = max_steps_opt;
 	/* Step 1. */
 	if (!remat_opt_get(req, "cutoff") && req->budget >= g->no_remat_peak)
-		return remat_schedule_topo(g, out, err);
+		return REMAT_FAIL(err, REMAT_ENOFIT, "twremat: the budget covers the no-remat "
+				  "peak, so the plan runner's topological order is the plan");
 	REMAT_TRY(tw_plan_init(&p, g, err));
-	remat_best_init(&best);
+	remat_i_best_init(&best);
 	remat_schedule_init(&cand);
 	remat_schedule_init(&tight);
 	remat_schedule_init(&prev);
@@ -763,17 +756,17 @@ static int twremat_plan(const struct remat_plan_request *req,
 				: "no cutoff gives a schedule", (long long)req->budget);
 		goto done;
 	}
-	rc = remat_best_take(&best, out, err);
+	rc = remat_i_best_take(&best, out, err);
 done:
 	remat_schedule_release(&cand);
 	remat_schedule_release(&tight);
 	remat_schedule_release(&prev);
-	remat_best_release(&best);
+	remat_i_best_release(&best);
 	tw_plan_release(&p);
 	return rc;
 }
 
-const struct remat_planner remat_planner_twremat = {
+const struct remat_planner remat_i_planner_twremat = {
 	.name = "twremat",
 	.summary = "treewidth divide and conquer (Kumar et al. 2019), searching its cutoff",
 	.flags = REMAT_PLANNER_AUTO,

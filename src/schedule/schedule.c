@@ -10,6 +10,7 @@
 
 #include "remat/schedule.h"
 #include "remat/sim.h"
+#include "remat/io.h"
 #include "core/atomic.h"
 #include "core/util.h"
 
@@ -201,10 +202,10 @@ static void write_body(FILE *f, const struct remat_graph *g,
 	int64_t i;
 
 	fputs("{\n  \"format\": \"remat-schedule\",\n  \"version\": 1,\n  \"graph\": ", f);
-	remat_json_write_str(f, g->name);
+	remat_i_json_write_str(f, g->name);
 	fputs(",\n  \"planner\": ", f);
 	if (meta && meta->planner)
-		remat_json_write_str(f, meta->planner);
+		remat_i_json_write_str(f, meta->planner);
 	else
 		fputs("null", f);
 	fputs(",\n  \"budget\": ", f);
@@ -217,7 +218,7 @@ static void write_body(FILE *f, const struct remat_graph *g,
 		fputs(i ? ",\n    {\"op\": \"" : "\n    {\"op\": \"", f);
 		fputs(s->steps[i].op == REMAT_OP_COMPUTE ? "compute" : "free", f);
 		fputs("\", \"node\": ", f);
-		remat_json_write_str(f, g->id[s->steps[i].node]);
+		remat_i_json_write_str(f, g->id[s->steps[i].node]);
 		fputc('}', f);
 	}
 	fputs(s->n ? "\n  ]" : "]", f);

@@ -117,6 +117,22 @@ done:
 	return rc;
 }
 
+int remat_schedule_add_frees(const struct remat_graph *g,
+			     struct remat_schedule *s, struct remat_error *err)
+{
+	struct remat_schedule tmp;
+	int rc;
+
+	if (s->n == 0 || remat_schedule_count_frees(s) > 0)
+		return REMAT_OK;
+	remat_schedule_init(&tmp);
+	rc = remat_liveness(g, s, &tmp, err);
+	if (rc == REMAT_OK)
+		remat_schedule_swap(s, &tmp);
+	remat_schedule_release(&tmp);
+	return rc;
+}
+
 int remat_schedule_topo(const struct remat_graph *g, struct remat_schedule *out,
 			struct remat_error *err)
 {

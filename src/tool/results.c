@@ -114,7 +114,7 @@ static const char *col_text(const struct remat_i_row *r, int c, unsigned flags,
 	case C_PCT:
 		if (r->no_remat_peak <= 0)
 			return NULL;
-		remat_json_fmt_num(floor(1e6 * (double)r->budget / (double)r->no_remat_peak
+		remat_i_json_fmt_num(floor(1e6 * (double)r->budget / (double)r->no_remat_peak
 					 + 0.5) / 1e4, buf, size);
 		return buf;
 	case C_STATUS: return remat_i_run_status_name(r->status);
@@ -128,7 +128,7 @@ static const char *col_text(const struct remat_i_row *r, int c, unsigned flags,
 	case C_OVERHEAD:
 		if (!r->has_schedule)
 			return NULL;
-		remat_json_fmt_num(c == C_COST ? r->cost : r->overhead, buf, size);
+		remat_i_json_fmt_num(c == C_COST ? r->cost : r->overhead, buf, size);
 		return buf;
 	case C_RECOMPUTES:
 		if (!r->has_schedule)
@@ -138,7 +138,7 @@ static const char *col_text(const struct remat_i_row *r, int c, unsigned flags,
 	case C_TIME:
 		if ((flags & REMAT_I_ROWS_NO_TIME) || isnan(r->time_s))
 			return NULL;
-		remat_json_fmt_num(floor(r->time_s * 1e6 + 0.5) / 1e6, buf, size);
+		remat_i_json_fmt_num(floor(r->time_s * 1e6 + 0.5) / 1e6, buf, size);
 		return buf;
 	case C_NRP: snprintf(buf, size, "%lld", (long long)r->no_remat_peak); return buf;
 	case C_LB: snprintf(buf, size, "%lld", (long long)r->lower_bound); return buf;
@@ -322,12 +322,12 @@ static void json_row(FILE *f, const struct remat_i_row *r, unsigned flags)
 
 		if (c)
 			fputs(", ", f);
-		remat_json_write_str(f, cols[c].name);
+		remat_i_json_write_str(f, cols[c].name);
 		fputs(": ", f);
 		if (!s)
 			fputs("null", f);
 		else if (cols[c].type == T_STR)
-			remat_json_write_str(f, s);
+			remat_i_json_write_str(f, s);
 		else
 			fputs(s, f);
 	}
@@ -340,11 +340,11 @@ static void json_head(FILE *f, const struct remat_i_rows_meta *meta, unsigned fl
 	if (meta && !(flags & REMAT_I_ROWS_NO_TIME)) {
 		if (meta->date) {
 			fputs(", \"date\": ", f);
-			remat_json_write_str(f, meta->date);
+			remat_i_json_write_str(f, meta->date);
 		}
 		if (meta->machine) {
 			fputs(", \"machine\": ", f);
-			remat_json_write_str(f, meta->machine);
+			remat_i_json_write_str(f, meta->machine);
 		}
 	}
 	fputs(", \"rows\": [", f);

@@ -26,8 +26,8 @@
 #include "planners/checkmate.h"
 #include "plan/checkmate_model.h"
 
-extern const struct remat_planner remat_planner_auto;
-extern const struct remat_planner remat_planner_checkmate;
+extern const struct remat_planner remat_i_planner_auto;
+extern const struct remat_planner remat_i_planner_checkmate;
 
 static char *random_graph(uint64_t *rs)
 {
@@ -176,7 +176,7 @@ static void test_random(void **state)
 			ex = exhaustive_min_cost(g, b);
 			exo = exhaustive_min_cost_in_order(g, b);
 			assert_true(ex > -2 && exo > -2);
-			rc = run(&remat_planner_checkmate, g, b, off, 1, &s, &res, &rep);
+			rc = run(&remat_i_planner_checkmate, g, b, off, 1, &s, &res, &rep);
 			if (rc != REMAT_OK) {
 				assert_int_equal(rc, REMAT_ENOFIT);
 				if (exo >= 0) {
@@ -203,7 +203,7 @@ static void test_random(void **state)
 				other_order++;
 			check_peak(g, b, opt);
 			if (gi % 4 == 0) {
-				rc = run(&remat_planner_checkmate, g, b, off, 2, &t, &r2, &rep);
+				rc = run(&remat_i_planner_checkmate, g, b, off, 2, &t, &r2, &rep);
 				assert_int_equal(rc, REMAT_OK);
 				assert_true(fabs(r2.cost - opt) < 1e-9);
 			}
@@ -212,7 +212,7 @@ static void test_random(void **state)
 			for (pp = remat_planner_list(); *pp; pp++) {
 				double mc;
 
-				if (*pp == &remat_planner_checkmate || *pp == &remat_planner_auto)
+				if (*pp == &remat_i_planner_checkmate || *pp == &remat_i_planner_auto)
 					continue;
 				if (run(*pp, g, b, NULL, 0, &t, &r2, &rep) != REMAT_OK)
 					continue;
@@ -237,7 +237,7 @@ static void test_random(void **state)
 				struct remat_error err;
 				double inc;
 
-				if (run(&remat_planner_checkmate, g, b - 1, off, 1, &t, &r2, &rep) !=
+				if (run(&remat_i_planner_checkmate, g, b - 1, off, 1, &t, &r2, &rep) !=
 				    REMAT_OK)
 					continue;
 				inc = mapped_cost(g, b, &t);

@@ -228,7 +228,7 @@ static void test_pool(void **state)
 	struct remat_i_bench_graph gr = { "kumar.json", g };
 	struct remat_i_bench_job jobs[] = {
 		{ 0, &quick, "100%", 4 }, { 0, &quick, "75%", 3 }, { 0, &crash, "100%", 4 },
-		{ 0, &stubborn, "100%", 4 }, { 0, &honest, "100%", 4 }, { 0, &buggy, "100%", 4 },
+		{ 0, &stubborn, "100%", 4 }, { 0, &honest, "75%", 3 }, { 0, &buggy, "100%", 4 },
 	};
 	struct remat_i_bench_opts o;
 	struct collect c;
@@ -274,7 +274,11 @@ static void test_pool(void **state)
 	assert_int_equal(r->status, REMAT_I_RUN_TIMEOUT);
 	assert_non_null(strstr(r->error, "killed after"));
 	assert_true(r->time_s >= 2.3 - 0.05);
-	r = find_row(&c, "honest", 4);
+	/*
+	 * Below the no-remat peak (at it, the runner would hand out the
+	 * no-remat order in place of the planner that gave up).
+	 */
+	r = find_row(&c, "honest", 3);
 	assert_int_equal(r->status, REMAT_I_RUN_TIMEOUT);
 	assert_string_equal(r->error, "gave up at the deadline");
 	assert_true(r->time_s >= 0.3 && r->time_s < 2.3);

@@ -15,7 +15,7 @@
 #include "plan/checkmate_model.h"
 #include "solver/milp.h"
 
-extern const struct remat_planner remat_planner_checkmate;
+extern const struct remat_planner remat_i_planner_checkmate;
 
 /*
  * A training chain of n layers with unit sizes: x, f1..fn, loss,
@@ -101,7 +101,7 @@ static struct run run_cm(const struct remat_graph *g, int64_t budget, double lim
 	if (limit > 0)
 		req.deadline = remat_now() + limit;
 	remat_error_clear(&err);
-	r.rc = remat_plan_run(&remat_planner_checkmate, &req, &r.s, &r.res, &err);
+	r.rc = remat_plan_run(&remat_i_planner_checkmate, &req, &r.s, &r.res, &err);
 	if (r.rc != REMAT_OK && r.rc != REMAT_ENOFIT)
 		fail_msg("checkmate failed: %s", err.msg);
 	return r;
@@ -408,10 +408,10 @@ static void test_max_computes(void **state)
 
 		req.budget = b;
 		kv[0].value = "1";
-		rc = remat_plan_run(&remat_planner_checkmate, &req, &s, &res, &err);
+		rc = remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err);
 		assert_int_equal(rc, b >= g->no_remat_peak ? REMAT_OK : REMAT_ENOFIT);
 		kv[0].value = "2";
-		rc = remat_plan_run(&remat_planner_checkmate, &req, &s, &res, &err);
+		rc = remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err);
 		if (rc == REMAT_OK) {
 			double ex = exhaustive_min_cost(g, b);
 
@@ -562,12 +562,12 @@ static void test_options(void **state)
 	req.budget = 3;
 	req.options = kv;
 	req.n_options = 1;
-	assert_int_equal(remat_plan_run(&remat_planner_checkmate, &req, &s, &res, &err),
+	assert_int_equal(remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err),
 			 REMAT_EUSAGE);
 	assert_non_null(strstr(err.msg, "'--solver'"));
 	kv[0].key = "warm-start";
 	kv[0].value = "maybe";
-	assert_int_equal(remat_plan_run(&remat_planner_checkmate, &req, &s, &res, &err),
+	assert_int_equal(remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err),
 			 REMAT_EUSAGE);
 	remat_schedule_release(&s);
 	remat_graph_free(g);

@@ -15,11 +15,77 @@ static const struct remat_planner bogus = {
 	.name = "bogus", .summary = "broken on purpose", .plan = bogus_plan,
 };
 
+static int giveup_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+		       struct remat_error *err)
+{
+	(void)req;
+	(void)out;
+	return REMAT_FAIL(err, REMAT_ECANCELED, "out of time");
+}
+
+static const struct remat_planner giveup = {
+	.name = "giveup", .summary = "finds nothing", .plan = giveup_plan,
+};
+
 static void request(struct remat_plan_request *req, const struct remat_graph *g, int64_t b)
 {
 	memset(req, 0, sizeof(*req));
 	req->graph = g;
 	req->budget = b;
+}
+
+/*
+ * The runner's shared rule: the needed nodes in topological order, when
+ * they fit.  x(1) -> A(2) -> B(1) is what the output B needs; U(5) reads
+ * A and nothing needs it.  By hand: the no-remat order x A U B peaks at
+ * 7 (A and U resident after x is dropped), costs 3; the needed order
+ * A -x B -A peaks at 3 (x and A while A runs; A and B while B runs) and
+ * costs 2.
+ */
+static void test_runner_offers_needed_order(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"A\",\"mem\":2,\"inputs\":[\"x\"]},"
+		"{\"id\":\"U\",\"mem\":5,\"inputs\":[\"A\"]},"
+		"{\"id\":\"B\",\"mem\":1,\"inputs\":[\"A\"]}],\"outputs\":[\"B\"]}");
+	struct remat_plan_request req;
+	struct remat_plan_report rep;
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+
+	(void)state;
+	assert_int_equal(g->no_remat_peak, 7);
+	remat_schedule_init(&s);
+	remat_plan_report_init(&rep);
+	request(&req, g, 3);
+	req.report = &rep;
+	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &s), "A -x B -A");
+	assert_true(r.valid && r.feasible && r.recomputes == 0);
+	assert_int_equal(r.peak_mem, 3);
+	assert_true(r.cost == 2 && r.baseline_cost == 3);
+	assert_non_null(strstr(rep.note, "giveup: the needed nodes"));
+	/* Below the least peak (A and its input x) nothing runs. */
+	request(&req, g, 2);
+	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_ENOFIT);
+	/* 'none' is the reference: every node once, as it is (peak 7, cost 3). */
+	request(&req, g, 7);
+	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
+			 REMAT_OK);
+	assert_true(r.cost == 3 && r.peak_mem == 7);
+	remat_graph_free(g);
+	/* Where the order does not fit (Kumar's at 3: it peaks at 4), the
+	 * planner's own status stands. */
+	g = tu_graph(TU_KUMAR);
+	request(&req, g, 3);
+	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_ECANCELED);
+	assert_false(r.valid);
+	assert_int_equal(s.n, 0);
+	remat_schedule_release(&s);
+	remat_graph_free(g);
 }
 
 static void test_registry(void **state)
@@ -154,6 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_runner_offers_needed_order),
 		cmocka_unit_test(test_none_on_kumar),
 		cmocka_unit_test(test_invalid_schedule_is_a_bug),
 		cmocka_unit_test(test_auto_picks_a_feasible_schedule),
