@@ -10,6 +10,7 @@
 #include "remat/sim.h"
 #include "remat/budget.h"
 #include "remat/planner.h"
+#include "remat/bound.h"
 #include "remat/gen.h"
 #include "remat/chain.h"
 #include "remat/treedec.h"

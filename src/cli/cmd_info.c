@@ -4,7 +4,6 @@
 #include "cli/cli.h"
 #include "remat/chain.h"
 #include "core/util.h"
-#include "planners/checkmate.h"
 
 const struct cli_opt cmd_info_opts[] = {
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
@@ -21,7 +20,8 @@ int cmd_info(struct cli_args *a)
 	struct remat_graph *g = NULL;
 	struct remat_chain *chain = NULL;
 	struct remat_error err;
-	int json = cli_flag(a, "json"), rc, lp_status = -1;
+	int json = cli_flag(a, "json"), rc;
+	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
 	struct remat_treedec td;
@@ -34,8 +34,7 @@ int cmd_info(struct cli_args *a)
 	if (rc == REMAT_OK && btext)
 		rc = remat_budget_bytes(btext, g->no_remat_peak, &budget, &err);
 	if (rc == REMAT_OK && btext)
-		rc = remat_i_checkmate_lp_bound(g, budget, INFO_LP_SECONDS, &lp_bound,
-						&lp_status, &err);
+		rc = remat_bound_lp(g, budget, INFO_LP_SECONDS, &lp_bound, &lp_status, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
 		if (json) {

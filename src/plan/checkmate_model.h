@@ -1,8 +1,10 @@
 /*
  * checkmate_model.h - Checkmate's MILP (Jain et al., MLSys 2020) over a
  * remat graph, and everything that moves between schedules and the
- * model's R/S/FREE/U variables.  Internal to libremat; shared by the
- * checkmate and checkmate-lp planners, auto and `remat info`.
+ * model's R/S/FREE/U variables; then solving it (checkmate_solve.c) and
+ * its LP relaxation with rounding (checkmate_relax.c).  Internal to
+ * libremat; shared by the checkmate and checkmate-lp planners, auto and
+ * the public LP bound (remat/bound.h).
  *
  * Model nodes: the nodes some output depends on.  Inputs among them get
  * model indices 0..P-1 (resident from the start, never computed); the
@@ -22,6 +24,7 @@
 #include <stdint.h>
 
 #include "remat/planner.h"
+#include "plan/best.h"
 #include "solver/milp.h"
 
 /*
@@ -118,8 +121,32 @@ const char *remat_i_cm_complete(const struct remat_i_cm *cm, struct remat_i_cm_s
 /* Is a cheaper than b (costs within 1e-12 relative tie), or as cheap and lower? */
 int remat_i_cm_sol_better(const struct remat_i_cm_sol *a, const struct remat_i_cm_sol *b);
 
+/* ---- the LP relaxation and its rounding (checkmate_relax.c) ---- */
+
+/* One rounding run: where candidates are judged and kept. */
+struct remat_i_cm_rounding {
+	const struct remat_plan_request *req;
+	const struct remat_i_cm *cm;       /* at the real budget: judges peaks */
+	double deadline;                   /* 0: none */
+	struct remat_i_cm_sol cand;
+	struct remat_i_cm_sol *best;       /* the cheapest point that fits */
+	int *have;
+	struct remat_i_best *sbest;          /* NULL, or its schedules, simulated */
+	struct remat_schedule sched;
+};
+
 /*
- * Warm start from Checkmate's LP rounding (checkmate_lp.c): keep in inc
+ * Steps 1 to 3 of checkmate-lp: LPs at 100% of the budget (when lb is
+ * wanted), 90%, 80%, ... while nothing fits and time is left, each
+ * rounded; candidates that fit go to r->best (and r->sbest, simulated).
+ * *lb (may be NULL): the LP optimum at 100% (NaN if not solved).
+ * REMAT_ENOFIT when the LP cannot be started in time or is too large.
+ */
+int remat_i_cm_lp_round(struct remat_i_cm_rounding *r, int backend, long rounds, double *lb,
+			struct remat_error *err);
+
+/*
+ * Warm start from Checkmate's LP rounding: keep in inc
  * the cheapest rounding that fits cm's budget if it beats inc (*have).
  * Stops at deadline (0: none); an LP that would not finish by then is
  * not started.
@@ -161,5 +188,61 @@ int remat_i_cm_map(const struct remat_i_cm *cm, const struct remat_schedule *sch
  */
 int remat_i_cm_schedule(const struct remat_i_cm *cm, const struct remat_i_cm_sol *s,
 			struct remat_schedule *out, struct remat_error *err);
+
+/* ---- solving (checkmate_solve.c) ---- */
+
+/* The options of the checkmate planner (its --help lists them). */
+struct remat_i_cm_opts {
+	int backend;
+	int warm;
+	long max_computes;
+	double gap;
+	int hazard_rows;
+};
+
+/* Read them from req; REMAT_EUSAGE on a bad value. */
+int remat_i_cm_opts_read(const struct remat_plan_request *req, struct remat_i_cm_opts *o,
+			 struct remat_error *err);
+
+/* REMAT_ENOFIT naming the limit when cm has more than REMAT_I_CM_MAX_T stages. */
+int remat_i_cm_check_size(const struct remat_i_cm *cm, struct remat_error *err);
+
+/*
+ * Map sched into the model (tmp is scratch); keep it in best when its
+ * model peak fits and it is better (*have).  A schedule in another order
+ * is no warm start: REMAT_OK, nothing kept.
+ */
+int remat_i_cm_offer(const struct remat_i_cm *cm, const struct remat_schedule *sched,
+		     struct remat_i_cm_sol *tmp, struct remat_i_cm_sol *best, int *have,
+		     struct remat_error *err);
+
+/*
+ * Build and solve the MILP of cm for req from the incumbent inc (when
+ * have_inc), round, keep the better of the solver's point and inc, and
+ * write its schedule to out; req->report gets the bound, the gap and a
+ * note.  REMAT_ENOFIT when there is no incumbent and the solver found
+ * none.
+ */
+int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm,
+		     const struct remat_i_cm_opts *o, struct remat_i_cm_sol *inc, int have_inc,
+		     struct remat_schedule *out, struct remat_error *err);
+
+/*
+ * Would auto run the MILP on g within time_left seconds (0: no limit)?
+ * Small graphs only; see auto.c.
+ */
+int remat_i_checkmate_auto_fits(const struct remat_graph *g, double time_left);
+
+/*
+ * Solve the Checkmate MILP for req, starting from incumbent (may be NULL,
+ * or a schedule that does not map into the model: then no warm start).
+ * Honours req->deadline and req's checkmate options; fills req->report's
+ * lower_bound, gap and optimal.  REMAT_OK with a schedule in out, which
+ * is never worse than the incumbent's image in the model; REMAT_ENOFIT
+ * when none was found.
+ */
+int remat_i_checkmate_improve(const struct remat_plan_request *req,
+			      const struct remat_schedule *incumbent,
+			      struct remat_schedule *out, struct remat_error *err);
 
 #endif

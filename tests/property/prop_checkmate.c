@@ -23,7 +23,6 @@
 
 #include "testutil.h"
 #include "exhaustive.h"
-#include "planners/checkmate.h"
 #include "plan/checkmate_model.h"
 
 extern const struct remat_planner remat_i_planner_auto;

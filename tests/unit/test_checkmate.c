@@ -11,7 +11,6 @@
 
 #include "testutil.h"
 #include "exhaustive.h"
-#include "planners/checkmate.h"
 #include "plan/checkmate_model.h"
 #include "solver/milp.h"
 

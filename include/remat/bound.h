@@ -1,0 +1,38 @@
+/*
+ * remat/bound.h - lower bounds on the cost of any plan at a budget, to
+ * say how far a schedule is from the best possible.  (Bounds on the
+ * peak need no budget: struct remat_graph's min_peak_lower_bound.)
+ */
+#ifndef REMAT_BOUND_H
+#define REMAT_BOUND_H
+
+#include <stdint.h>
+
+#include "remat/error.h"
+#include "remat/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum remat_bound_status {
+	REMAT_BOUND_OK = 0,          /* *bound holds */
+	REMAT_BOUND_INFEASIBLE = 1,  /* no schedule of the model fits the budget */
+	REMAT_BOUND_NOT_TRIED = 2    /* too large, or longer than max_seconds */
+};
+
+/*
+ * The optimum of the LP relaxation of Checkmate's MILP at budget (bytes),
+ * solved with Clp: a lower bound on the cost of every schedule whose
+ * first computations follow the loader's topological order.  The LP is
+ * not started when it is estimated to take more than max_seconds (0: no
+ * cap) or is too large to build.  *bound is NaN unless REMAT_BOUND_OK.
+ * Returns REMAT_OK (whatever *status says) or an error (REMAT_ENOMEM).
+ */
+int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_seconds,
+		   double *bound, enum remat_bound_status *status, struct remat_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
