@@ -12,7 +12,7 @@
  *            .options = <name>_options, .plan = <name>_plan,
  *        };
  *
- * 2. Add "&remat_i_planner_<name>," to the table in src/plan/registry.c
+ * 2. Add "&remat_i_planner_<name>," to the table in src/planners/registry.c
  *    (the order there is the order of `remat planners` and of `auto`).
  *
  * That is all: the CLI accepts the options the planner declares

@@ -8,20 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
-
-double remat_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int remat_plan_expired(const struct remat_plan_request *req)
 {
