@@ -16,6 +16,7 @@ extern const struct remat_planner remat_i_planner_rotor;
 extern const struct remat_planner remat_i_planner_twremat;
 extern const struct remat_planner remat_i_planner_greedy;
 extern const struct remat_planner remat_i_planner_dtr;
+extern const struct remat_planner remat_i_planner_mincut;
 extern const struct remat_planner remat_i_planner_checkmate;
 extern const struct remat_planner remat_i_planner_checkmate_lp;
 
@@ -28,6 +29,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_i_planner_twremat,
 	&remat_i_planner_greedy,
 	&remat_i_planner_dtr,
+	&remat_i_planner_mincut,
 	&remat_i_planner_checkmate,
 	&remat_i_planner_checkmate_lp,
 	NULL
