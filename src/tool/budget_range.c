@@ -128,7 +128,7 @@ static int parse_range(struct remat_i_budget_list *l, const char *item,
 	struct remat_budget_spec lo, hi, step;
 	char a[64], b[64], c[64];
 	const char *colon = strchr(dots + 2, ':');
-	long long va, vb, vs = 0, n = 0, k;
+	long long va = 0, vb = 0, vs = 0, n = 0, k;
 	int64_t bytes;
 	char pt[64];
 
