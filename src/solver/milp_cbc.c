@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "remat/planner.h"
+#include "core/proc.h"
 #include "solver/milp.h"
 
 static int solve_here(const struct remat_i_milp *m,
@@ -293,13 +294,14 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 	struct wire w;
 	double limit = opts->deadline > 0 ? opts->deadline + CBC_GRACE : 0;
 	int fds[2], got, wstatus;
-	pid_t pid;
+	pid_t pid, parent;
 
 	remat_i_milp_result_init(res);
 	if (pipe(fds) != 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run CBC: pipe: %s",
 				  strerror(errno));
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -312,6 +314,7 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 		struct remat_error e;
 
 		close(fds[0]);
+		remat_i_die_with_parent(parent);
 		remat_error_clear(&e);
 		memset(&w, 0, sizeof(w));
 		w.rc = solve_here(m, opts, &r, &e);

@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "core/proc.h"
 #include "tool/bench.h"
 #include "core/util.h"
 
@@ -461,6 +462,7 @@ static int spawn(struct slot *s, const struct remat_i_bench_graph *graphs,
 		 const struct remat_i_bench_opts *o, struct remat_error *err)
 {
 	int fds[2];
+	pid_t parent = getpid();
 
 	if (pipe(fds) != 0)
 		return REMAT_FAIL(err, REMAT_EIO, "cannot create a pipe: %s", strerror(errno));
@@ -476,6 +478,7 @@ static int spawn(struct slot *s, const struct remat_i_bench_graph *graphs,
 	}
 	if (s->pid == 0) {
 		close(fds[0]);
+		remat_i_die_with_parent(parent);
 		child_main(graphs, &jobs[job], o, fds[1]);
 	}
 	close(fds[1]);
