@@ -3,8 +3,9 @@
 
     bench/dynamic_scale.py [--remat build/remat] [--layers 50000] [--runs 3]
 
-Generates (bench/gen_graph.py, into a temporary directory) a training
-chain and a layered training network with skip connections, each with
+Generates (into a temporary directory) a training chain (`remat gen chain
+LAYERS --loss-mem 1MiB`) and a layered training network with skip
+connections (bench/gen_graphs.py layered), each with
 2 * LAYERS + 2 nodes, and runs `remat plan --json` with greedy and with dtr
 under every heuristic at budgets of 50%, 25% and 10% of the no-remat peak.
 Prints one Markdown table per graph: the best planning time (`time_s`,
@@ -28,6 +29,17 @@ CONFIGS = [("greedy", ["--planner", "greedy"])] + [
     ("dtr " + h, ["--planner", "dtr", "--heuristic", h])
     for h in ["dtr", "dtr-local", "lru", "largest", "msps"]]
 BUDGETS = ["50%", "25%", "10%"]
+
+
+def gen(remat, kind, n, path):
+    if kind == "chain":
+        subprocess.run([remat, "gen", "chain", str(n), "--loss-mem", "1MiB", "--name",
+                        "chain%d" % n, "-o", path],
+                       check=True)
+    else:
+        with open(path, "w") as f:
+            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_graphs.py"), kind,
+                            str(n)], stdout=f, check=True)
 
 
 def plan(remat, graph, budget, args):
@@ -82,8 +94,7 @@ def extra(remat, tmp, layers, runs):
     for n in [layers // 4, layers // 2, layers, 2 * layers]:
         path = os.path.join(tmp, "layered%d.json" % n)
         if not os.path.exists(path):
-            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_graph.py"), "layered",
-                            str(n), "-o", path], check=True)
+            gen(remat, "layered", n, path)
         print("| %d | %d | %s |" % (n, 2 * n + 2, fmt(best_of(remat, path, "10%",
                                                           ["--planner", "dtr"], runs))))
     print("\n### dtr --sample on layered%d at 10%% (one run each)\n" % layers)
@@ -105,8 +116,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ["chain", "layered"]:
             path = os.path.join(tmp, "%s%d.json" % (kind, a.layers))
-            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_graph.py"), kind,
-                            str(a.layers), "-o", path], check=True)
+            gen(a.remat, kind, a.layers, path)
             info = json.loads(subprocess.run([a.remat, "info", path, "--json"], check=True,
                                              capture_output=True, text=True).stdout)
             print("### %s: %d nodes, %d edges\n" % (info["name"], info["nodes"], info["edges"]))
