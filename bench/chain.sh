@@ -2,7 +2,8 @@
 # bench/chain.sh - the chain planners' benchmarks (issue 3), printed as the
 # Markdown tables of bench/RESULTS.md's "Chain planners" section.
 #
-#   bench/chain.sh [BUILD_DIR]        (default: build; configure and build first)
+#   bench/chain.sh [BUILD_DIR]        (default: build, relative to the repository
+#                                     root; configure and build first)
 #
 # Rotor's table fill (bench_rotor) on random heterogeneous chains, best of
 # 5 runs: against stages at 500 slots, against slots at 100 stages, both
@@ -14,6 +15,7 @@
 # the last table adds the whole command's wall time, which `remat bench`
 # does not record.
 set -eu
+cd "$(dirname "$0")/.."
 build=${1:-build}
 rotor=$build/bench/bench_rotor
 chain=$build/bench/bench_chain

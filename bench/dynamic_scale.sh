@@ -31,7 +31,7 @@ case "${1:-}" in
   *) echo "usage: bench/dynamic_scale.sh [--extra]" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
-table() { /usr/bin/python3 "$root/bench/table.py" "$@"; }
+table() { /usr/bin/python3 "$root/bench/table.py" --title '' "$@"; }
 time_cell='{time_s:.3f} / {overhead_pct:.1f}% / {recomputes}'
 
 gen() { # KIND N: OUT/KINDN.json, once

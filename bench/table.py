@@ -117,8 +117,10 @@ def main():
     ap.add_argument("--cols", choices=["label", "budget"], default="label")
     ap.add_argument("--cell", default="{overhead_pct:.1f}", help="cell format (default %(default)s)")
     ap.add_argument("--nofit", default="-", help="cell of a run that did not fit (default %(default)s)")
-    ap.add_argument("--title", help="format printed before each graph's table: graph, file, "
-                    "base, nodes, no_remat_peak, lower_bound, lb_pct")
+    ap.add_argument("--title", default="#### {graph} (`{file}`)",
+                    help="format printed before each graph's table (default %(default)s; "
+                    "'' for none): graph, file, base, nodes, no_remat_peak, lower_bound, "
+                    "lb_pct and the first run's other fields")
     ap.add_argument("--corner", help="first header cell (default: the rows' name)")
     ap.add_argument("--col", default="{}", help="column header format, {} the column")
     ap.add_argument("--row", default="{graph}", help="row name format for --rows graph")
@@ -139,7 +141,7 @@ def main():
     blocks = []
     for keys in groups:
         text = table(runs, keys, a.rows, a.cols, a)
-        if a.title:
+        if a.title and a.rows != "graph":
             r = runs[keys[0]]
             nrp, lb = r["no_remat_peak"], r["lower_bound"]
             text = a.title.format(base=os.path.basename(r["file"]),
