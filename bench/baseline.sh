@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The benchmark regression check of CI: every graph at hand x the
-# deterministic planners x a few budgets, compared with the committed bench/baseline.json.
+# deterministic planners x a few budgets, compared with the committed
+# bench/data/baseline.json.
 #
 #   bench/baseline.sh            check: exit 5 naming each regression (a run
 #                                that fit no longer does, costs more than 1%
 #                                more, or claims a peak over its budget)
-#   bench/baseline.sh --update   rewrite bench/baseline.json (same runs)
+#   bench/baseline.sh --update   rewrite bench/data/baseline.json (same runs)
 #
 # Graphs: examples/, graphs/ (the model zoo, when present) and
 # ../shared/benchmarks/published/ (when present); paths are relative to the
@@ -29,7 +30,7 @@ if [ -d ../shared/benchmarks/published ]; then
 fi
 args=(bench "${graphs[@]}" --planners "${PLANNERS:-none,chen,chen-greedy,rotor,twremat,greedy,dtr}"
       --budgets 100%,90%,80%,70%,50%,30% --time-limit 30 --jobs "${JOBS:-2}" -q
-      --baseline bench/baseline.json)
+      --baseline bench/data/baseline.json)
 case "${1:-}" in
   --update) args+=(--update-baseline) ;;
   "") ;;

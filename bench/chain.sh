@@ -2,14 +2,20 @@
 # bench/chain.sh - the chain planners' benchmarks (issue 3), printed as the
 # Markdown tables of bench/RESULTS.md's "Chain planners" section.
 #
-#   bench/chain.sh [BUILD_DIR]        (default: build; configure and build first)
+#   bench/chain.sh [BUILD_DIR]        (default: build, relative to the repository
+#                                     root; configure and build first)
 #
 # Rotor's table fill (bench_rotor) on random heterogeneous chains, best of
 # 5 runs: against stages at 500 slots, against slots at 100 stages, both
 # for Rotor's recurrence alone (--plain) and for the planner's full one;
 # then the chain view and the planners on a 100k-node chain (bench_chain),
 # best of 3.  The machine is shared: compare best-of-N, not single runs.
+# Kept as a script: the table fill and the chain view are timed by the C
+# programs bench_rotor and bench_chain (no `remat` command times them), and
+# the last table adds the whole command's wall time, which `remat bench`
+# does not record.
 set -eu
+cd "$(dirname "$0")/.."
 build=${1:-build}
 rotor=$build/bench/bench_rotor
 chain=$build/bench/bench_chain
@@ -52,12 +58,12 @@ echo '```'
 "$chain" 50000 3 50
 echo '```'
 echo
-echo "The same chain through the command line (bench/gen_chain.py 50000), one run each:"
+echo "The same chain through the command line (remat gen chain 50000), one run each:"
 echo "planning time as reported by --json, and the whole command's wall time (load included)."
 echo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-/usr/bin/python3 "$(dirname "$0")/gen_chain.py" 50000 "$tmp/c.json"
+"$build/remat" gen chain 50000 -o "$tmp/c.json"
 echo "| planner | budget | planning (s) | whole command (s) | overhead |"
 echo "| --- | ---: | ---: | ---: | ---: |"
 for p in chen chen-greedy rotor; do

@@ -4,7 +4,7 @@
     bench/checkmate.py [--remat build/remat] [--limit 60] [--quick] [--raw FILE]
 
 Runs `remat plan --planner checkmate` on training chains of 8 to 32 layers
-(bench/gen_chain.py; at 80% and 60% of the no-remat peak) and on the
+(`remat gen chain N`; at 80% and 60% of the no-remat peak) and on the
 published graphs of ../shared/benchmarks/published/ (at 90% and 80%),
 each with a --time-limit of 60 s, and prints Markdown tables for
 bench/RESULTS.md: time to proven optimality, or the gap when the limit
@@ -15,7 +15,14 @@ graphs no solver finishes quickly.  A run that proves optimality in under 10 s i
 twice more and the best time kept (the machine is shared).  --quick runs
 a small subset (smoke test); --raw appends every run as a JSON line;
 --from RAW prints the tables again from such a file, running only what
-it lacks.
+it lacks (bench/data/checkmate-runs.jsonl holds the runs of
+bench/RESULTS.md).
+
+Why a script and not `remat bench`: its tables need what bench rows do
+not record (the MILP's cost bound, gap and `optimal`; the wall time of
+the whole process), runs repeated for the best time, and several option
+sets (--solver, --warm-start, --free-rows, --max-computes) side by side;
+see bench/README.md.
 """
 import json
 import os
@@ -108,8 +115,7 @@ def instances(tmp):
     out = []
     for n in CHAINS[:2] if QUICK else CHAINS:
         path = os.path.join(tmp, "chain%d.json" % n)
-        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "gen_chain.py"), str(n), path],
-                       check=True)
+        subprocess.run([REMAT, "gen", "chain", str(n), "-o", path], check=True)
         for b in ["80%", "60%"]:
             out.append(("chain-%d (%d nodes)" % (n, 2 * n + 2), path, b))
     for g in PUBLISHED_GRAPHS[:1] if QUICK else PUBLISHED_GRAPHS:

@@ -1,34 +1,48 @@
 #!/usr/bin/python3
-"""Write remat-graph JSON training graphs for the twremat benchmarks.
+"""Write the remat-graph training graphs of the benchmarks that `remat gen`
+cannot make (training chains are `remat gen chain`; see bench/README.md).
 
-    gen_graphs.py chain LAYERS            > chain.json
     gen_graphs.py ffn LAYERS              > ffn.json
     gen_graphs.py transformer LAYERS      > transformer.json
     gen_graphs.py resnet BLOCKS           > resnet.json
+    gen_graphs.py layered LAYERS [--skip P] [--seed S] > layered.json
 
-chain: the unit-size training chain of examples/train-chain4.json
-(f_i, loss, b_i reading b_{i+1}, f_{i-1}, f_i): 2 * LAYERS + 2 nodes.
-
-The others are op-level graphs built by a small reverse-mode
-differentiator: every forward op lists, per input, which tensors its
-gradient reads (a matmul's input gradient reads the weight, its weight
-gradient reads the input, relu and softmax read their output, ...);
+ffn, transformer and resnet are op-level graphs built by a small
+reverse-mode differentiator: every forward op lists, per input, which
+tensors its gradient reads (a matmul's input gradient reads the weight, its
+weight gradient reads the input, relu and softmax read their output, ...);
 gradients reaching a tensor from several consumers are summed by one node;
 every parameter gets an SGD update node, and the updated parameters are
-the graph's outputs.  Parameters and data are input nodes.
+the graph's outputs.  Parameters and data are input nodes.  (`remat gen
+train` differentiates by Checkmate's rule instead: one backward node per
+forward node, no parameters.)
 
 ffn: Kumar et al. section 4's feed-forward network (ReLU layers, MSE loss,
 gradient descent), batch 8192, width 128 (float32): activations of 4 MiB,
-weights of 64 KiB, so that activations, not parameters, dominate memory.  transformer: a post-LN Transformer encoder stack with
-a softmax cross-entropy head (batch 32, sequence 256, model 512, 8 heads,
+weights of 64 KiB, so that activations, not parameters, dominate memory.
+transformer: a post-LN Transformer encoder stack with a softmax
+cross-entropy head (batch 32, sequence 256, model 512, 8 heads,
 feed-forward 2048, vocabulary 4096: Transformer Base sizes).  resnet: basic
 residual blocks (conv, relu, conv, add, relu) of 8 MiB activations, for
-size and speed tests.
+size and speed tests.  Used by bench/twremat_bench.py.
+
+layered (not `remat gen layered`, which is Gagrani et al.'s random layered
+DAG): a forward network where layer i reads layer i-1 and, with
+probability P each (default 0.1), up to two earlier layers within 8 (skip
+connections, as in ResNets and U-Nets), with random sizes (1-16 MiB),
+costs (1-10) and workspaces (0 or 1-4 MiB on one layer in five); then a
+loss and one backward node per layer by Checkmate's rule (b_i reads the
+gradients of i's consumers, i's inputs and i itself).  2L + 2 nodes.
+Deterministic for a given seed (default 1).  Used by bench/dynamic_scale.sh.
 
 Only the Python standard library; run with /usr/bin/python3.
 """
+import argparse
 import json
+import random
 import sys
+
+MIB = 1 << 20
 
 
 class Builder:
@@ -113,25 +127,6 @@ class Builder:
         return json.dumps({"format": "remat-graph", "version": 1, "name": self.name,
                            "cost_unit": "unit", "nodes": self.nodes,
                            "outputs": self.outputs}, separators=(",", ":"))
-
-
-def chain(n):
-    nodes = [{"id": "x", "kind": "input", "mem": 1}]
-    prev = "x"
-    for i in range(1, n + 1):
-        nodes.append({"id": "f%d" % i, "kind": "forward", "mem": 1, "cost": 1,
-                      "inputs": [prev]})
-        prev = "f%d" % i
-    nodes.append({"id": "loss", "kind": "loss", "mem": 1, "cost": 1, "inputs": [prev]})
-    g = "loss"
-    for i in range(n, 0, -1):
-        nodes.append({"id": "b%d" % i, "kind": "backward", "mem": 1, "cost": 2,
-                      "inputs": [g, "f%d" % (i - 1) if i > 1 else "x", "f%d" % i],
-                      "grad_of": "f%d" % i})
-        g = "b%d" % i
-    return json.dumps({"format": "remat-graph", "version": 1, "name": "chain%d" % n,
-                       "cost_unit": "unit", "nodes": nodes, "outputs": ["b1"]},
-                      separators=(",", ":"))
 
 
 F = 4  # bytes per float32
@@ -222,13 +217,55 @@ def resnet(blocks, batch=32, ch=64, hw=32):
     return b.dump()
 
 
+def layered(n, skip, seed):
+    rnd = random.Random(seed)
+    ins = [[] for _ in range(n)]
+    users = [[] for _ in range(n)]
+    nodes = [{"id": "x", "kind": "input", "mem": 4 * MIB}]
+    for i in range(n):
+        src = ["x"] if i == 0 else [i - 1]
+        for _ in range(2):
+            if i >= 2 and rnd.random() < skip:
+                j = rnd.randint(max(0, i - 8), i - 2)
+                if j not in src:
+                    src.append(j)
+        ins[i] = src
+        for j in src:
+            if j != "x":
+                users[j].append(i)
+        node = {"id": "f%d" % i, "kind": "forward", "mem": rnd.randint(1, 16) * MIB,
+                "cost": rnd.randint(1, 10),
+                "inputs": ["x" if j == "x" else "f%d" % j for j in src]}
+        if rnd.random() < 0.2:
+            node["workspace"] = rnd.randint(1, 4) * MIB
+        nodes.append(node)
+    nodes.append({"id": "loss", "kind": "loss", "mem": 4, "cost": 1, "inputs": ["f%d" % (n - 1)]})
+    for i in range(n - 1, -1, -1):
+        b_in = ["f%d" % i] + ["x" if j == "x" else "f%d" % j for j in ins[i]]
+        b_in += ["b%d" % k for k in users[i]]
+        if i == n - 1:
+            b_in.append("loss")
+        nodes.append({"id": "b%d" % i, "kind": "backward", "grad_of": "f%d" % i,
+                      "mem": nodes[i + 1]["mem"], "cost": 2 * nodes[i + 1]["cost"],
+                      "inputs": b_in})
+    return json.dumps({"format": "remat-graph", "version": 1, "name": "layered%d" % n,
+                       "cost_unit": "unit", "nodes": nodes, "outputs": ["b0"]},
+                      separators=(",", ":"))
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("chain", "ffn", "transformer", "resnet"):
-        sys.stderr.write(__doc__)
-        return 2
-    n = int(sys.argv[2])
-    print({"chain": chain, "ffn": ffn, "transformer": transformer,
-           "resnet": resnet}[sys.argv[1]](n))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kind", choices=["ffn", "transformer", "resnet", "layered"])
+    ap.add_argument("n", type=int, help="layers (blocks for resnet)")
+    ap.add_argument("--skip", type=float, default=0.1, help="layered: skip probability")
+    ap.add_argument("--seed", type=int, default=1, help="layered: random seed")
+    a = ap.parse_args()
+    if a.n < 1:
+        ap.error("the number of layers must be at least 1")
+    if a.kind == "layered":
+        print(layered(a.n, a.skip, a.seed))
+    else:
+        print({"ffn": ffn, "transformer": transformer, "resnet": resnet}[a.kind](a.n))
     return 0
 
 

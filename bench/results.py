@@ -2,7 +2,9 @@
 """Write the "Benchmark sweep" section of bench/RESULTS.md from a results
 file of `remat bench` (CSV or JSON), replacing only the text between
 <!-- sweep:begin --> and <!-- sweep:end --> (other sections belong to
-other scripts).  Called by bench/results.sh; standard library only.
+other scripts).  Called by bench/results.sh; standard library only.  A
+script because `remat bench` prints one run per line, not these per-graph
+tables (see bench/README.md).
 
     results.py RESULTS_FILE RESULTS_MD --budgets TEXT --time-limit S --jobs N
 """

@@ -2,7 +2,7 @@
 # The full sweep behind the "Benchmark sweep" section of bench/RESULTS.md:
 # every graph at hand x every planner x budgets 5%..100% in steps of 5%.
 #
-#   bench/results.sh                 run the sweep (bench/sweep.csv), draw
+#   bench/results.sh                 run the sweep (bench/data/sweep.csv), draw
 #                                    build/bench-plots/*.svg, refresh
 #                                    docs/bench-overhead.svg, rewrite the section
 #   bench/results.sh --from FILE     rewrite the section from results already
@@ -21,7 +21,7 @@ planners=${PLANNERS:-all}
 budgets=${BUDGETS:-5%..100%:5%}
 time_limit=${TIME_LIMIT:-60}
 jobs=${JOBS:-2}
-out=bench/sweep.csv
+out=bench/data/sweep.csv
 
 if [ "${1:-}" = "--from" ]; then
   [ $# -eq 2 ] || { echo "usage: bench/results.sh [--from FILE]" >&2; exit 2; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Install what scripts/export_torch.py needs: Debian's PyTorch and
+# Install what remat_torch (python3 -m remat_torch) needs: Debian's PyTorch and
 # torchvision (python3-torch 1.13.1, python3-torchvision 0.14.1).  Kept apart
-# from scripts/bootstrap.sh because it is large (~1 GB) and only the exporter
+# from scripts/bootstrap.sh because it is large (~1 GB) and only remat_torch
 # and its tests use it.  Idempotent.  Usage: scripts/bootstrap-torch.sh [--quiet]
 set -euo pipefail
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Re-export the model zoo in graphs/ with scripts/export_torch.py and rewrite
+# Re-export the model zoo in graphs/ with `python3 -m remat_torch export` and rewrite
 # the provenance table of graphs/README.md.  Needs scripts/bootstrap-torch.sh.
 # Usage: scripts/make_zoo.sh [MODEL...]   (default: every model below)
 # Takes ~15 minutes and ~8 GB of memory on a 2-core machine.
@@ -27,7 +27,7 @@ for line in "${zoo[@]}"; do
   if [ $# -gt 0 ] && [[ " $* " != *" $file "* ]]; then
     continue
   fi
-  /usr/bin/python3 scripts/export_torch.py "$model" --batch "$batch" --input-shape "$shape" \
+  /usr/bin/python3 -m remat_torch export "$model" --batch "$batch" --input-shape "$shape" \
     --threads 2 --name "$file-train-b$batch" -o "graphs/$file.json"
 done
 /usr/bin/python3 scripts/zoo_table.py graphs

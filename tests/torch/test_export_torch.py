@@ -1,11 +1,15 @@
 #!/usr/bin/python3
-"""Checks scripts/export_torch.py against PyTorch itself.
+"""Checks the exporter, remat_torch/export.py, against PyTorch itself.
 
     test_export_torch.py PATH/TO/remat PROJECT_ROOT
 
-Exits 77 (ctest: skipped) when /usr/bin/python3 has no torch.  For a few
-small models covering views, in-place operators, multi-output operators,
-attention, an unrolled LSTM cell and a custom autograd Function:
+First, with torch hidden from the interpreter (whether or not it is
+installed): `python3 -m remat_torch ...` and `python3 -m remat_torch.export
+...`, --help included, print one line naming scripts/bootstrap-torch.sh and
+exit 1.  Then it exits 77 (ctest: skipped) when /usr/bin/python3 has no
+torch.  For a few small models covering views, in-place operators,
+multi-output operators, attention, an unrolled LSTM cell and a custom
+autograd Function:
 
 1. every tensor autograd saved for a grad_fn (its _saved_* attributes, or
    saved_tensors), unless it is a parameter or a model input, is owned by a
@@ -18,13 +22,55 @@ attention, an unrolled LSTM cell and a custom autograd Function:
 4. remat loads the graph, and its no-remat peak, and the peak of the 'none'
    planner at exactly that budget, equal tests/zoo/simref.py's;
 5. a dropout mask (a random operator) is marked recompute: false;
-6. the command line exports a user model given as FILE.py:FUNCTION.
+6. the command line (both module forms) exports a user model given as
+   FILE.py:FUNCTION, and a missing FILE.py is one line and exit 1.
 """
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+REMAT, ROOT = sys.argv[1], sys.argv[2]
+PYTHON = "/usr/bin/python3"
+
+# Runs `python3 -m MODULE ARGS...` from the repository root with torch
+# hidden: `import torch` raises ImportError as if it were not installed.
+HIDE_TORCH = ("import runpy, sys; sys.modules['torch'] = None; m = sys.argv[1]; "
+              "sys.argv = [m] + sys.argv[2:]; runpy.run_module(m, run_name='__main__', "
+              "alter_sys=True)")
+
+
+def one_line_error(p, what, code=1):
+    """Failures unless p exited code with exactly one line on stderr and
+    nothing on stdout."""
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != code or len(lines) != 1 or p.stdout.strip() or "Traceback" in p.stderr:
+        return ["%s: exit %d (want %d), stdout %r, stderr %r"
+                % (what, p.returncode, code, p.stdout[-200:], p.stderr[-400:])]
+    return []
+
+
+def check_without_torch():
+    fails = []
+    for args in (["remat_torch", "--help"], ["remat_torch", "export", "--help"],
+                 ["remat_torch", "export", "resnet18", "-o", os.devnull],
+                 ["remat_torch.export", "--help"], ["remat_torch.export", "x.py:build"]):
+        p = subprocess.run([PYTHON, "-c", HIDE_TORCH] + args, cwd=ROOT, capture_output=True,
+                           text=True)
+        what = "without torch: python3 -m " + " ".join(args)
+        fails += one_line_error(p, what)
+        if not fails and "scripts/bootstrap-torch.sh" not in p.stderr:
+            fails.append("%s: does not name scripts/bootstrap-torch.sh: %s" % (what, p.stderr))
+    return fails
+
+
+_fails = check_without_torch()
+for _f in _fails:
+    print("FAIL", _f)
+print("%s without torch" % ("ok  " if not _fails else "FAIL"))
+if _fails:
+    sys.exit(1)
 
 try:
     import torch
@@ -33,10 +79,9 @@ except ImportError:
     print("torch is not installed for /usr/bin/python3: skipped (scripts/bootstrap-torch.sh)")
     sys.exit(77)
 
-REMAT, ROOT = sys.argv[1], sys.argv[2]
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
-import export_torch as E  # noqa: E402
+from remat_torch import export as E  # noqa: E402
 import simref  # noqa: E402
 
 torch.set_num_threads(1)
@@ -236,23 +281,35 @@ def build(batch):
 
 def check_cli(tmp):
     src = os.path.join(tmp, "user_model.py")
-    out = os.path.join(tmp, "user.json")
     with open(src, "w") as f:
         f.write(USER_MODEL)
-    p = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_torch.py"),
-                        src + ":build", "--batch", "3", "-o", out], capture_output=True, text=True)
-    if p.returncode != 0:
-        return ["cli: exit %d: %s" % (p.returncode, p.stderr)]
-    g = simref.load(out)
+    fails = []
+    outs = []
+    for module in (["remat_torch", "export"], ["remat_torch.export"]):
+        out = os.path.join(tmp, "user%d.json" % len(outs))
+        cmd = [PYTHON, "-m"] + module + [src + ":build", "--batch", "3", "-o", out]
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode != 0:
+            return ["cli: %s: exit %d: %s" % (" ".join(cmd[1:]), p.returncode, p.stderr)]
+        outs.append(out)
+    texts = [open(o).read() for o in outs]
+    if texts[0] != texts[1]:
+        fails.append("cli: -m remat_torch export and -m remat_torch.export differ")
+    g = simref.load(outs[0])
     kinds = [n["kind"] for n in g["nodes"]]
     # input; t, addmm, relu, t, addmm; log_softmax, const0 (target), nll_loss (+ total_weight)
-    fails = []
     if kinds.count("backward") != 5 or kinds.count("loss") != 1 or g["source"]["batch"] != 3:
         fails.append("cli: unexpected graph %s" % kinds)
     if any(n for n in g["nodes"] if n["id"].endswith(".t")):
         fails.append("cli: weight transposes (parameter-only) should be left out")
     if [n for n in g["nodes"] if n["id"] == "input"][0]["mem"] != 3 * 4 * 4:
         fails.append("cli: input size is not 3x4 floats")
+    # A missing model file, a missing function: one line, exit 1.
+    missing = os.path.join(tmp, "missing.py")
+    for model, what in ((missing + ":build", "missing FILE.py"), (src + ":nothere", "missing FUNCTION")):
+        p = subprocess.run([PYTHON, "-m", "remat_torch", "export", model, "-o", os.devnull],
+                           cwd=ROOT, capture_output=True, text=True)
+        fails += one_line_error(p, "cli: " + what)
     return fails
 
 
@@ -273,7 +330,7 @@ def main():
         print("%s cli" % ("ok  " if not fails else "FAIL"))
         passed += not fails
         failed += bool(fails)
-    print("export_torch: %d passed, %d failed" % (passed, failed))
+    print("remat_torch export: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 

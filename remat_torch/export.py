@@ -1,8 +1,9 @@
-#!/usr/bin/python3
 """Export one training step of a PyTorch model as a remat-graph (FORMATS.md s.1).
 
-    /usr/bin/python3 scripts/export_torch.py MODEL [--batch N] [--input-shape C,H,W]
-                     [--measure] [-o OUT.json] [--name NAME]
+    /usr/bin/python3 -m remat_torch export MODEL [--batch N] [--input-shape C,H,W]
+                     [--measure] [-o OUT.json] [--name NAME] [--threads N]
+
+(from the repository root; `python3 -m remat_torch.export ...` is the same.)
 
 MODEL is a torchvision classification model (resnet18, vit_b_16, ...), one of
 the built-in extras (gpt2-small, unet, lstm64), or FILE.py:FUNCTION, where
@@ -62,15 +63,18 @@ import sys
 import time
 import weakref
 
+from remat_torch import no_torch_message
+
 try:
     import torch
     import torch.nn as nn
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
-except ImportError:  # the caller reports it; tests skip
-    torch = None
+except ImportError:  # main() says how to install it; the module still imports
+    torch = nn = TorchDispatchMode = tree_flatten = None
 
 EXPORTER_VERSION = 1
+PROG = "remat_torch export"
 
 
 # ---------------------------------------------------------------- helpers
@@ -316,7 +320,7 @@ class Recorder:
         return self.packed[h][0]
 
 
-class _Mode(TorchDispatchMode if torch else object):
+class _Mode(TorchDispatchMode or object):
     def __init__(self, rec):
         super().__init__()
         self.rec = rec
@@ -513,7 +517,7 @@ def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=
         "name": name,
         "cost_unit": "us" if measure else "flop",
         "source": {
-            "exporter": "scripts/export_torch.py v%d" % EXPORTER_VERSION,
+            "exporter": "remat_torch.export v%d" % EXPORTER_VERSION,
             "torch": torch.__version__,
             "cost": "measured CPU time of the ATen operators of each node" if measure else
                     "estimated: 2 per multiply-add in convolutions and matrix products, "
@@ -565,7 +569,7 @@ def write_graph(graph, path):
 
 # ----------------------------------------------------------------- models
 
-class GPT2Style(nn.Module):
+class GPT2Style(nn.Module if nn else object):
     """Decoder-only transformer in the GPT-2-small shape, from torch.nn
     modules: token + position embeddings, pre-LayerNorm blocks with causal
     self-attention (nn.TransformerEncoderLayer + a causal mask), GELU MLP,
@@ -591,7 +595,7 @@ class GPT2Style(nn.Module):
         return self.head(self.ln(h))
 
 
-class UNet(nn.Module):
+class UNet(nn.Module if nn else object):
     """The U-Net of Ronneberger et al. 2015 (padded convolutions, batch norm):
     four down levels, long skip connections by concatenation."""
 
@@ -624,7 +628,7 @@ class UNet(nn.Module):
         return self.head(x)
 
 
-class LSTMUnrolled(nn.Module):
+class LSTMUnrolled(nn.Module if nn else object):
     """Chen et al. 2016, s.5.3: a four-layer LSTM with 1024 hidden units
     unrolled over 64 steps, 50-dimensional inputs, softmax over 5000
     classes at every step; built from nn.LSTMCell so each step is explicit."""
@@ -660,10 +664,17 @@ def build(model_name, batch, input_shape):
     g = torch.Generator().manual_seed(0)
     if ":" in model_name:
         path, fn = model_name.rsplit(":", 1)
+        if not os.path.isfile(path):
+            raise SystemExit("%s: %s: no such file (MODEL is a torchvision model name, "
+                             "gpt2-small, unet, lstm64 or FILE.py:FUNCTION)" % (PROG, path))
         import importlib.util
         spec = importlib.util.spec_from_file_location("user_model", path)
+        if spec is None or spec.loader is None:
+            raise SystemExit("%s: %s: not a Python file" % (PROG, path))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+        if not callable(getattr(mod, fn, None)):
+            raise SystemExit("%s: %s has no function '%s'" % (PROG, path, fn))
         model, inputs, loss_fn = getattr(mod, fn)(batch)
         return model, tuple(inputs), loss_fn, {"model": model_name, "batch": batch}
     if model_name == "gpt2-small":
@@ -693,7 +704,8 @@ def build(model_name, batch, input_shape):
     import torchvision
     ctor = getattr(torchvision.models, model_name, None)
     if ctor is None:
-        raise SystemExit("export_torch: unknown model '%s'" % model_name)
+        raise SystemExit("%s: unknown model '%s' (a torchvision model name, gpt2-small, "
+                         "unet, lstm64 or FILE.py:FUNCTION)" % (PROG, model_name))
     model = ctor(weights=None)
     shape = input_shape or [3, 224, 224]
     x = torch.randn(batch, *shape, generator=g)
@@ -704,41 +716,61 @@ def build(model_name, batch, input_shape):
          "batch": batch, "input_shape": shape}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def _shape(text):
+    try:
+        dims = [int(x) for x in text.split(",")]
+    except ValueError:
+        dims = []
+    if not dims or min(dims) < 1:
+        raise argparse.ArgumentTypeError("expected positive integers separated by commas, "
+                                         "such as 3,224,224 (got '%s')" % text)
+    return dims
+
+
+def main(argv=None, prog=PROG):
+    """The command line; prog names it in messages."""
+    if torch is None:
+        print(no_torch_message(), file=sys.stderr)
+        return 1
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0] + "\n\n"
+                                 + __doc__.split("\n\n")[3],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model")
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--input-shape", help="comma-separated, without the batch (e.g. 3,224,224)")
+    ap.add_argument("model", help="a torchvision model name (resnet18, vit_b_16, ...), "
+                    "gpt2-small, unet, lstm64, or FILE.py:FUNCTION (see above)")
+    ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    ap.add_argument("--input-shape", type=_shape,
+                    help="comma-separated, without the batch (e.g. 3,224,224)")
     ap.add_argument("--measure", action="store_true",
                     help="costs are measured CPU time (us) instead of estimated FLOPs")
-    ap.add_argument("-o", "--output", default="-")
-    ap.add_argument("--name")
+    ap.add_argument("-o", "--output", default="-",
+                    help="the graph file, written atomically (default: stdout)")
+    ap.add_argument("--name", help="the graph's name (default MODEL-train-bBATCH)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1, for stable --measure)")
     a = ap.parse_args(argv)
-    if torch is None:
-        print("export_torch: /usr/bin/python3 cannot import torch; run scripts/bootstrap-torch.sh",
-              file=sys.stderr)
-        return 1
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    shape = [int(s) for s in a.input_shape.split(",")] if a.input_shape else None
-    model, inputs, loss_fn, desc = build(a.model, a.batch, shape)
+    if a.batch < 1:
+        ap.error("--batch must be at least 1")
+    model, inputs, loss_fn, desc = build(a.model, a.batch, a.input_shape)
     stem = os.path.splitext(os.path.basename(a.model.rsplit(":", 1)[0]))[0] if ":" in a.model \
         else a.model
     name = a.name or "%s-train-b%d" % (stem, a.batch)
     graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
     graph["source"].update(desc)
-    write_graph(graph, a.output)
+    try:
+        write_graph(graph, a.output)
+    except OSError as e:
+        print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
+        return 1
     nf = sum(1 for n in graph["nodes"] if n.kind in ("forward", "loss"))
     nb = sum(1 for n in graph["nodes"] if n.kind == "backward")
-    print("export_torch: %s: %d nodes (%d forward, %d backward), %.1f MiB of activations"
-          % (name, len(graph["nodes"]), nf, nb,
+    print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of activations"
+          % (prog, name, len(graph["nodes"]), nf, nb,
              sum(n.mem for n in graph["nodes"] if n.kind != "backward") / 2 ** 20),
           file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python3 -m remat_torch.export"))
