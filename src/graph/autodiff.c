@@ -18,7 +18,7 @@
  * Inputs (data) get no backward node: nothing upstream needs their
  * gradient.  O(n + edges) time and memory.  The rule over-approximates
  * what a real backward step reads (a ReLU's backward needs only its
- * output, a matmul's only its inputs); scripts/export_torch.py gives the
+ * output, a matmul's only its inputs); remat_torch/export.py gives the
  * exact dependencies for PyTorch models.
  */
 #include <stdio.h>
