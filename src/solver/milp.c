@@ -189,8 +189,8 @@ int remat_i_milp_solve(enum remat_i_milp_backend b, const struct remat_i_milp *m
 	if (m->in_row)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "MILP builder: a row is still open");
 	if (b == REMAT_I_MILP_GLPK)
-		return remat_i_milp_solve_glpk(m, opts, res, err);
-	return remat_i_milp_solve_cbc(m, opts, res, err);
+		return remat_i_milp_isolate(remat_i_milp_solve_glpk, "GLPK", m, opts, res, err);
+	return remat_i_milp_isolate(remat_i_milp_solve_cbc, "CBC", m, opts, res, err);
 }
 
 int remat_i_milp_backend_parse(const char *name)

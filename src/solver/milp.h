@@ -11,8 +11,10 @@
  * Both backends share one contract: they never print, never abort on
  * their own account (GLPK's error hook is intercepted; CBC is never
  * called with an index it could reject), stop by req->deadline from the
- * inside, check the solver's status rather than its return code, and
- * report the best proven bound they saw.
+ * inside where the solver lets them, check the solver's status rather
+ * than its return code, and report the best proven bound they saw.
+ * remat_i_milp_solve() runs either in a child process that is killed at
+ * the deadline, so the deadline holds where the solvers do not check it.
  */
 #ifndef REMAT_MILP_H
 #define REMAT_MILP_H
@@ -94,13 +96,25 @@ void remat_i_milp_result_init(struct remat_i_milp_result *r);
 void remat_i_milp_result_release(struct remat_i_milp_result *r);
 
 /*
- * Solve m with the backend.  REMAT_OK whenever the solver ran to a
- * status (res->status says which); REMAT_ENOMEM; REMAT_EINTERNAL when
- * the solver failed or reported a state it should not (message in err).
+ * Solve m with the backend, in a child process killed shortly after
+ * opts->deadline (isolate.c): the deadline is hard whatever the solver
+ * does.  REMAT_OK whenever the solver ran to a status or was stopped
+ * (res->status says which); REMAT_ENOMEM; REMAT_EINTERNAL when the
+ * solver failed or reported a state it should not (message in err).
  */
 int remat_i_milp_solve(enum remat_i_milp_backend b, const struct remat_i_milp *m,
 		       const struct remat_i_milp_opts *opts,
 		       struct remat_i_milp_result *res, struct remat_error *err);
+
+/* A backend, run in the calling process (deadline checked where it can). */
+typedef int (*remat_i_milp_solve_fn)(const struct remat_i_milp *m,
+				     const struct remat_i_milp_opts *opts,
+				     struct remat_i_milp_result *res,
+				     struct remat_error *err);
+/* Run solve in a child process killed at the deadline (isolate.c). */
+int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
+			 const struct remat_i_milp *m, const struct remat_i_milp_opts *opts,
+			 struct remat_i_milp_result *res, struct remat_error *err);
 int remat_i_milp_solve_glpk(const struct remat_i_milp *m,
 			    const struct remat_i_milp_opts *opts,
 			    struct remat_i_milp_result *res, struct remat_error *err);

@@ -24,31 +24,20 @@
  *   runs Clp alone.
  * - Isolation: CBC 2.10.8 can crash (CglPreProcess::postProcess when its
  *   time limit strikes during preprocessing) and can overrun its time
- *   limit by minutes on large models.  So the solve runs in a forked
- *   child that sends its result back through a pipe; the parent kills it
- *   CBC_GRACE seconds after the deadline and treats a crash or a kill as
- *   "stopped without a solution" (the caller still has its warm start).
- *   The child only runs CBC and _exit()s, which is safe after fork() in
- *   the single-threaded CLI; a multithreaded library user should know
- *   that the CBC backend forks.
+ *   limit by minutes on large models, so remat_i_milp_solve() runs this
+ *   backend in a child process (isolate.c); this file is the solve
+ *   itself, in whatever process calls it.
  */
 #include <coin/Cbc_C_Interface.h>
-#include <errno.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "remat/planner.h"
-#include "core/proc.h"
 #include "solver/milp.h"
 
-static int solve_here(const struct remat_i_milp *m,
+int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 		      const struct remat_i_milp_opts *opts,
 		      struct remat_i_milp_result *res, struct remat_error *err)
 {
@@ -217,152 +206,4 @@ done:
 	free(sidx);
 	free(sval);
 	return rc;
-}
-
-/* Seconds the child may overrun the deadline before it is killed. */
-#define CBC_GRACE 0.5
-
-struct wire {
-	int rc;
-	int status;
-	int stopped;
-	int has_x;
-	double obj, bound;
-	int64_t nodes;
-	char msg[sizeof(((struct remat_error *)0)->msg)];
-};
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/*
- * Read len bytes from fd before the deadline (0: none).  Returns 0 when
- * done, -1 on end of file or error, 1 when the deadline passed.
- */
-static int read_all(int fd, void *buf, size_t len, double deadline)
-{
-	char *p = buf;
-
-	while (len > 0) {
-		struct pollfd pfd = { fd, POLLIN, 0 };
-		int timeout = -1, pr;
-		ssize_t r;
-
-		if (deadline > 0) {
-			double left = deadline - remat_now();
-
-			if (left <= 0)
-				return 1;
-			timeout = (int)(left * 1000) + 1;
-		}
-		pr = poll(&pfd, 1, timeout);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0)
-			return -1;
-		if (pr == 0)
-			return 1;
-		r = read(fd, p, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
-int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
-			   const struct remat_i_milp_opts *opts,
-			   struct remat_i_milp_result *res, struct remat_error *err)
-{
-	struct wire w;
-	double limit = opts->deadline > 0 ? opts->deadline + CBC_GRACE : 0;
-	int fds[2], got, wstatus;
-	pid_t pid, parent;
-
-	remat_i_milp_result_init(res);
-	if (pipe(fds) != 0)
-		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run CBC: pipe: %s",
-				  strerror(errno));
-	fflush(NULL);
-	parent = getpid();
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run CBC: fork: %s",
-				  strerror(errno));
-	}
-	if (pid == 0) {
-		struct remat_i_milp_result r;
-		struct remat_error e;
-
-		close(fds[0]);
-		remat_i_die_with_parent(parent);
-		remat_error_clear(&e);
-		memset(&w, 0, sizeof(w));
-		w.rc = solve_here(m, opts, &r, &e);
-		w.status = r.status;
-		w.stopped = r.stopped;
-		w.has_x = w.rc == REMAT_OK && r.x != NULL;
-		w.obj = r.obj;
-		w.bound = r.bound;
-		w.nodes = r.nodes;
-		memcpy(w.msg, e.msg, sizeof(w.msg));
-		if (write_all(fds[1], &w, sizeof(w)) == 0 && w.has_x)
-			write_all(fds[1], r.x, sizeof(double) * (size_t)m->ncols);
-		_exit(0);
-	}
-	close(fds[1]);
-	memset(&w, 0, sizeof(w));
-	got = read_all(fds[0], &w, sizeof(w), limit);
-	if (got == 0 && w.rc == REMAT_OK && w.has_x) {
-		res->x = malloc(sizeof(double) * ((size_t)m->ncols + 1));
-		if (!res->x) {
-			got = -2;
-		} else {
-			got = read_all(fds[0], res->x, sizeof(double) * (size_t)m->ncols, limit);
-			if (got != 0) {
-				free(res->x);
-				res->x = NULL;
-			}
-		}
-	}
-	close(fds[0]);
-	if (got != 0)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	if (got == -2)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for CBC's solution");
-	if (got != 0) {
-		/* Killed at the deadline, or CBC crashed: no solution from it. */
-		res->status = REMAT_I_MILP_NOSOLUTION;
-		res->stopped = 1;
-		return REMAT_OK;
-	}
-	if (w.rc != REMAT_OK)
-		return REMAT_FAIL(err, w.rc, "%s", w.msg);
-	res->status = w.status;
-	res->stopped = w.stopped;
-	res->obj = w.obj;
-	res->bound = w.bound;
-	res->nodes = w.nodes;
-	return REMAT_OK;
 }

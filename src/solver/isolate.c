@@ -1,0 +1,214 @@
+/*
+ * isolate.c - every MILP solve runs in a child process, killed at its
+ * deadline.
+ *
+ * Why: neither backend stops on time by itself.  GLPK checks no clock in
+ * glp_scale_prob or its presolve (73 s for a 2 s limit on a 300-node
+ * training graph); CBC 2.10.8 checks none in its preprocessing and root
+ * LP, overruns by minutes on large models, and can crash
+ * (CglPreProcess::postProcess when its time limit strikes during
+ * preprocessing).  So remat_i_milp_solve() forks; the child runs the
+ * backend and sends back, through a pipe, progress records (GLPK's
+ * callback still reaches the caller's progress function, from here) and
+ * then its result; the parent kills the child GRACE seconds after the
+ * deadline and treats a kill or a crash as "stopped without a solution"
+ * (the caller still has its warm start).  The child dies with remat if
+ * remat is killed (core/proc.c).
+ *
+ * The child only runs the solver and _exit()s, which is safe after
+ * fork() in the single-threaded CLI; a multithreaded library user should
+ * know that MILP solves fork.
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "remat/planner.h"
+#include "core/proc.h"
+#include "solver/milp.h"
+
+/* Seconds the child may overrun the deadline before it is killed. */
+#define GRACE 0.25
+
+enum { REC_PROGRESS = 1, REC_RESULT = 2 };
+
+struct record {
+	int32_t tag;
+	int32_t rc;
+	int32_t status;
+	int32_t stopped;
+	int32_t has_x;
+	double obj, bound, incumbent;
+	int64_t nodes;
+	char msg[sizeof(((struct remat_error *)0)->msg)];
+};
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Read len bytes from fd before the deadline (0: none).  Returns 0 when
+ * done, -1 on end of file or error, 1 when the deadline passed.
+ */
+static int read_all(int fd, void *buf, size_t len, double deadline)
+{
+	char *p = buf;
+
+	while (len > 0) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		int timeout = -1, pr;
+		ssize_t r;
+
+		if (deadline > 0) {
+			double left = deadline - remat_now();
+
+			if (left <= 0)
+				return 1;
+			timeout = (int)(left * 1000) + 1;
+		}
+		pr = poll(&pfd, 1, timeout);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0)
+			return -1;
+		if (pr == 0)
+			return 1;
+		r = read(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* In the child: the backend's progress goes to the parent as a record. */
+static void forward_progress(void *ctx, double incumbent, double bound)
+{
+	struct record r;
+
+	memset(&r, 0, sizeof(r));
+	r.tag = REC_PROGRESS;
+	r.incumbent = incumbent;
+	r.bound = bound;
+	write_all(*(int *)ctx, &r, sizeof(r));
+}
+
+static void child(remat_i_milp_solve_fn solve, const struct remat_i_milp *m,
+		  const struct remat_i_milp_opts *opts, int fd)
+{
+	struct remat_i_milp_opts o = *opts;
+	struct remat_i_milp_result res;
+	struct remat_error e;
+	struct record r;
+
+	if (o.progress) {
+		o.progress = forward_progress;
+		o.progress_ctx = &fd;
+	}
+	remat_error_clear(&e);
+	memset(&r, 0, sizeof(r));
+	r.tag = REC_RESULT;
+	r.rc = solve(m, &o, &res, &e);
+	r.status = res.status;
+	r.stopped = res.stopped;
+	r.has_x = r.rc == REMAT_OK && res.x != NULL;
+	r.obj = res.obj;
+	r.bound = res.bound;
+	r.nodes = res.nodes;
+	memcpy(r.msg, e.msg, sizeof(r.msg));
+	if (write_all(fd, &r, sizeof(r)) == 0 && r.has_x)
+		write_all(fd, res.x, sizeof(double) * (size_t)m->ncols);
+	_exit(0);
+}
+
+int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
+			 const struct remat_i_milp *m, const struct remat_i_milp_opts *opts,
+			 struct remat_i_milp_result *res, struct remat_error *err)
+{
+	struct record r;
+	double limit = opts->deadline > 0 ? opts->deadline + GRACE : 0;
+	int fds[2], got, wstatus;
+	pid_t pid, parent = getpid();
+
+	remat_i_milp_result_init(res);
+	if (pipe(fds) != 0)
+		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: pipe: %s", name,
+				  strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: fork: %s", name,
+				  strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		remat_i_die_with_parent(parent);
+		child(solve, m, opts, fds[1]);
+	}
+	close(fds[1]);
+	memset(&r, 0, sizeof(r));
+	while ((got = read_all(fds[0], &r, sizeof(r), limit)) == 0 && r.tag == REC_PROGRESS)
+		if (opts->progress)
+			opts->progress(opts->progress_ctx, r.incumbent, r.bound);
+	if (got == 0 && r.tag != REC_RESULT)
+		got = -1;
+	if (got == 0 && r.rc == REMAT_OK && r.has_x) {
+		res->x = malloc(sizeof(double) * ((size_t)m->ncols + 1));
+		if (!res->x) {
+			got = -2;
+		} else {
+			got = read_all(fds[0], res->x, sizeof(double) * (size_t)m->ncols, limit);
+			if (got != 0) {
+				free(res->x);
+				res->x = NULL;
+			}
+		}
+	}
+	close(fds[0]);
+	if (got != 0)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+	if (got == -2)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for %s's solution", name);
+	if (got != 0) {
+		/* Killed at the deadline, or the solver crashed: no solution. */
+		res->status = REMAT_I_MILP_NOSOLUTION;
+		res->stopped = 1;
+		return REMAT_OK;
+	}
+	if (r.rc != REMAT_OK)
+		return REMAT_FAIL(err, r.rc, "%s", r.msg);
+	res->status = r.status;
+	res->stopped = r.stopped;
+	res->obj = r.obj;
+	res->bound = r.bound;
+	res->nodes = r.nodes;
+	return REMAT_OK;
+}
