@@ -16,7 +16,8 @@ attention, an unrolled LSTM cell and a custom autograd Function:
    of the distinct storages autograd keeps for backward, measured in a
    second, independent forward pass with a counting saved-tensor hook;
 4. remat loads the graph, and its no-remat peak, and the peak of the 'none'
-   planner at exactly that budget, equal tests/zoo/simref.py's;
+   planner at exactly that budget, equal the independent judge's
+   (tests/judge/judge.py);
 5. a dropout mask (a random operator) is marked recompute: false;
 6. the command line exports a user model given as FILE.py:FUNCTION.
 """
@@ -35,9 +36,9 @@ except ImportError:
 
 REMAT, ROOT = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "judge"))
 import export_torch as E  # noqa: E402
-import simref  # noqa: E402
+import judge  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -203,11 +204,12 @@ def check(name, model, inputs, loss_fn, tmp):
         fails.append("%s: backward reads %d bytes of activations, autograd keeps %d"
                      % (name, graph_bytes, kept))
 
-    # 4. remat agrees with the reference simulator.
+    # 4. remat agrees with the independent judge.
     path = os.path.join(tmp, name + ".json")
     E.write_graph(graph, path)
-    g = simref.load(path)
-    peak = simref.no_remat_peak(g)
+    jg = judge.load_graph(path)
+    g = judge.read_json(path)
+    peak = judge.no_remat_peak(jg)
     info = subprocess.run([REMAT, "info", path, "--json"], capture_output=True, text=True)
     if info.returncode != 0:
         fails.append("%s: remat info failed: %s" % (name, info.stderr.strip()))
@@ -243,7 +245,7 @@ def check_cli(tmp):
                         src + ":build", "--batch", "3", "-o", out], capture_output=True, text=True)
     if p.returncode != 0:
         return ["cli: exit %d: %s" % (p.returncode, p.stderr)]
-    g = simref.load(out)
+    g = judge.read_json(out)
     kinds = [n["kind"] for n in g["nodes"]]
     # input; t, addmm, relu, t, addmm; log_softmax, const0 (target), nll_loss (+ total_weight)
     fails = []
