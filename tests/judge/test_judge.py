@@ -399,10 +399,44 @@ class Summary(unittest.TestCase):
         r = judge.replay(load(KUMAR), C("A", "B", "C", "D", "A", "E"), budget=3)
         good = {"feasible": True, "peak_mem": 3, "cost": 6, "baseline_cost": 5,
                 "overhead": 0.2, "computes": 6, "recomputes": 1}
-        self.assertEqual(judge.compare_summary(good, r), [])
-        self.assertEqual(judge.compare_summary(dict(good, overhead=0.2000000001), r), [])
-        bad = judge.compare_summary(dict(good, peak_mem=4, cost=5.5, feasible=False), r)
+        self.assertEqual(judge.compare_summary(good, r, 3), [])
+        self.assertEqual(judge.compare_summary(dict(good, overhead=0.2000000001), r, 3), [])
+        bad = judge.compare_summary(dict(good, peak_mem=4, cost=5.5, feasible=False), r, 3)
         self.assertEqual(len(bad), 3, bad)
+        # the file's feasible refers to its own budget: not compared at another
+        self.assertEqual(len(judge.compare_summary(dict(good, feasible=False), r, 4)), 0)
+
+
+class DocumentedExamples(unittest.TestCase):
+    """The worked examples of docs/FORMATS.md say what the judge says."""
+
+    def blocks(self):
+        with open(os.path.join(HERE, "..", "..", "docs", "FORMATS.md")) as f:
+            text = f.read()
+        return [json.loads(b.split("```", 1)[0]) for b in text.split("```json\n")[1:]]
+
+    def test_graph_and_schedule(self):
+        docs = self.blocks()
+        graph = [d for d in docs if d.get("format") == "remat-graph"][0]
+        sched = [d for d in docs if d.get("format") == "remat-schedule"][0]
+        g = load(graph)
+        f = judge.graph_figures(g)
+        self.assertEqual((f["no_remat_peak"], f["min_peak_lower_bound"]), (46080, 46080))
+        k = load(KUMAR)
+        r = judge.replay(k, judge.schedule_from_json(sched), sched["budget"])
+        self.assertEqual(judge.compare_summary(sched["summary"], r, sched["budget"]), [])
+        self.assertTrue(r["feasible"])
+        # "the five computes A B C D A E replay exactly as the explicit schedule"
+        r2 = judge.replay(k, C("A", "B", "C", "D", "A", "E"), 3)
+        self.assertEqual({x: r2[x] for x in ("peak_mem", "cost", "computes", "recomputes")},
+                         {x: r[x] for x in ("peak_mem", "cost", "computes", "recomputes")})
+        out = [d for d in docs if "valid" in d][0]
+        r3 = judge.replay(k, judge.schedule_from_json(sched), out["budget"])
+        for x in ("valid", "feasible", "peak_mem", "cost", "baseline_cost", "computes",
+                  "recomputes", "budget"):
+            self.assertEqual(out[x], r3[x], x)
+        # section 3: 60% of train-chain4's peak
+        self.assertEqual(judge.parse_budget("60%", 7340032), 4404019)
 
 
 class CommandLine(unittest.TestCase):
