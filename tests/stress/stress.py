@@ -424,7 +424,8 @@ class Stress:
         except judge.ScheduleError as e:
             return None, [], str(e)
         r = judge.replay(self.graphs[graph], steps, budget)
-        mism = judge.compare_summary(doc["summary"], r) if r["valid"] and "summary" in doc else []
+        mism = judge.compare_summary(doc["summary"], r, doc.get("budget")) \
+            if r["valid"] and "summary" in doc else []
         return r, mism, r["error"]
 
     def plan_cmd(self, graph, budget, planner, out):
