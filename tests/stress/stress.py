@@ -15,7 +15,7 @@ halfway to the lower bound, the lower bound and one byte below it), about
 570 runs: 15 s on an idle 2-core machine, 30 s under AddressSanitizer on a
 loaded one.  No time limit is passed and no finding depends on timing (a
 run still going after 300 s is reported as a hang).
-Default (the sweep, about 6,700 runs, a minute on an idle 2-core machine):
+Default (the sweep, about 6,900 runs, 5 minutes on a shared 2-core machine):
 the examples, two zoo graphs, every edge-case graph, small generated
 graphs and 40 random ones at 8 budgets, with --time-limit 5.
 --full: also graphs/*.json, the larger generated graphs and 400 random
