@@ -12,8 +12,8 @@ trained U-Net from `remat gen`, the training graph of kumar-fig1 and one
 seeded random graph, all small enough for the exact planners to finish
 in well under a second - x every planner x 4 budgets (100%,
 halfway to the lower bound, the lower bound and one byte below it), about
-570 runs: 15 s on an idle 2-core machine, 30 s under AddressSanitizer on a
-loaded one.  No time limit is passed and no finding depends on timing (a
+570 runs: a few seconds on 2 cores, about 30 s under AddressSanitizer on
+a loaded machine.  No time limit is passed and no finding depends on timing (a
 run still going after 300 s is reported as a hang).
 Default (the sweep, about 6,900 runs, 5 minutes on a shared 2-core machine):
 the examples, two zoo graphs, every edge-case graph, small generated
