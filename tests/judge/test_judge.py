@@ -389,7 +389,7 @@ class Budgets(unittest.TestCase):
 
     def test_errors(self):
         for t in ("", "abc", "-5", "1e3", "5 MiBs", "%", ".", "1.2.3", "4 GiB 2", "0x10",
-                  "99999999999999999999"):
+                  "99999999999999999999", "\u0663", "5\u00a0MB"):
             with self.assertRaises(judge.BudgetError, msg=t):
                 judge.parse_budget(t, 100)
 
