@@ -1,51 +1,68 @@
 #!/usr/bin/python3
 """Stress run: every planner x many graphs x many budgets, each schedule
-re-scored by the independent checker.
+re-judged by the independent judge in tests/judge/judge.py.
 
-    tests/stress/stress.py [--remat build/remat] [--full] [--jobs 2]
+    tests/stress/stress.py [--quick | --full] [--remat build/remat] [--jobs 2]
                            [--time-limit T] [--planners a,b] [--only SUBSTR]
                            [--findings FILE] [--keep DIR] [--verbose]
 
-Default (quick) run: the examples, two zoo graphs, the hand-made edge-case
-graphs, a few small generated ones and 40 random ones, at 7 budgets; about
-15 s on 2 cores (ctest runs it).
---full: also graphs/*.json, ../shared/benchmarks/published/*.json and the
-larger generated graphs and 400 random ones, at every budget (100% .. 10%
-of the no-remat peak, halfway between it and the lower bound from `remat
-info --json`, the lower bound + 1, the lower bound and the lower bound - 1).
+--quick (the ctest case stress/quick): a fixed, small set - three
+examples, eight hand-made edge-case graphs, a random layered DAG and a
+trained U-Net from `remat gen`, the training graph of kumar-fig1 and one
+seeded random graph, all small enough for the exact planners to finish
+in well under a second - x every planner x 4 budgets (100%,
+halfway to the lower bound, the lower bound and one byte below it), about
+570 runs: a few seconds on 2 cores, about 30 s under AddressSanitizer on
+a loaded machine.  No time limit is passed and no finding depends on timing (a
+run still going after 300 s is reported as a hang).
+Default (the sweep, about 6,900 runs, 5 minutes on a shared 2-core machine):
+the examples, two zoo graphs, every edge-case graph, small generated
+graphs and 40 random ones at 8 budgets, with --time-limit 5.
+--full: also graphs/*.json, the larger generated graphs and 400 random
+ones, at every budget (100% .. 10% of the no-remat peak, halfway between
+it and the lower bound from `remat info --json`, the lower bound + 1, the
+lower bound and the lower bound - 1), --time-limit 10.  When the field's
+published graphs are next to the repository (../shared/benchmarks), --full
+also plans on them and checks that `remat convert` turns each published
+networkx file into its published remat-graph conversion, node for node.
 
 Each run is `remat plan GRAPH --budget B --planner P --json -o OUT
---time-limit T`.  A finding is any of:
+[--time-limit T]`.  A finding is any of:
   crash      killed by a signal, or a hang past T + 30 s
   exit       an exit code other than 0 or 3 (the graphs are all valid)
   json       stdout is not one JSON object
-  invalid    exit 0 but the checker finds the schedule invalid
-  over       exit 0 but the checker's peak is above the budget
-  figures    --json figures or the schedule's summary disagree with the checker
+  invalid    exit 0 but the judge finds the schedule invalid
+  over       exit 0 but the judge's peak is above the budget
+  figures    --json figures or the schedule's summary disagree with the judge
   nofile     exit 0 but no schedule was written
   exit3-fit  exit 3 although the budget covers the no-remat peak
   exit3-file exit 3 but a schedule file was written
-  slow       the run took more than T + 2 s
+  slow       the run took more than T + 2 s (not with --quick)
   cliff      with --time-limit 0 (no limit): the run took more than --cliff s
+             (not with --quick)
   nondet     the same command twice gave different schedule bytes (a sample
-             of the runs; only when both runs finished well inside T)
-  info       `remat info --json` disagrees with the checker on the no-remat peak
-             or the lower bound
+             of the runs; only when both runs finished well inside T; with
+             --quick every planner but auto, which keeps a clock of its own)
+  info       `remat info --json` disagrees with the judge on the graph's
+             figures (no-remat peak, lower bound, nodes, edges, ...)
+  judge      the judge cannot read a graph that remat accepted
+  nx         (--full) a published networkx file converts differently from
+             its published conversion
 
-The schedules are re-scored with ../shared/conformance/lib/check_schedule.py
-(an implementation of FORMATS.md that shares no code with remat).  When
-../shared is absent the script falls back to `remat simulate` and says so.
-Prints one line per finding and ends with 'stress: N runs, N findings'; exits
-1 when anything was found.  Standard library only.
+The judge (tests/judge/judge.py) implements docs/FORMATS.md and shares no
+code with remat.  It is part of the repository: if it cannot be loaded the
+script stops with an error; nothing falls back to `remat simulate`.
+Prints one line per finding and ends with 'N passed, N failed'; exits 1
+when anything was found.  Standard library only.
 """
 import argparse
-import fractions
 import concurrent.futures
 import hashlib
 import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,15 +72,12 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
-CHECKER_LIB = os.path.join(SHARED, "conformance", "lib")
 
-checker = None
-if os.path.isfile(os.path.join(CHECKER_LIB, "check_schedule.py")):
-    sys.path.insert(0, CHECKER_LIB)
-    import check_schedule as checker  # noqa: E402
-    from rematgraph import validate_graph  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "judge"))
+import judge  # noqa: E402  (in the repository: no fallback)
 
-QUICK_BUDGETS = ["100%", "80%", "60%", "40%", "20%", "mid", "lb", "lb-1"]
+QUICK_BUDGETS = ["100%", "mid", "lb", "lb-1"]
+SWEEP_BUDGETS = ["100%", "80%", "60%", "40%", "20%", "mid", "lb", "lb-1"]
 FULL_BUDGETS = ["100%", "95%", "90%", "80%", "70%", "60%", "50%", "40%", "30%",
                 "20%", "10%", "mid", "lb+1", "lb", "lb-1"]
 
@@ -236,8 +250,20 @@ def fuzz_graph(seed, big=False):
 
 # ---------------------------------------------------------------- graph sets
 
-def gen_specs(full):
+# The --quick set: edge-case graphs (by name) and seeded random graphs.
+QUICK_EDGE = ["only-inputs", "nothing-needed", "input-is-output", "duplicate-inputs",
+              "dead-nodes", "huge-mem", "train-norecompute", "train-odd-backward"]
+QUICK_FUZZ = [4]
+QUICK_EXAMPLES = ["kumar-fig1.json", "train-chain4.json", "workspace.json"]
+QUICK_TRAIN = ["gen-train-kumar"]
+
+
+def gen_specs(mode):
     """(file name, remat gen arguments) for generated graphs."""
+    if mode == "quick":
+        return [("gen-layered10", ["layered", "10", "--seed", "1"]),
+                ("gen-unet1-train", ["unet", "1", "--train"])]
+    full = mode == "full"
     s = [("gen-chain1", ["chain", "1"]), ("gen-chain2", ["chain", "2"]),
          ("gen-chain5-fwd", ["chain", "5", "--forward"]),
          ("gen-chain12-rand", ["chain", "12", "--random", "--seed", "3"]),
@@ -268,36 +294,47 @@ def gen_specs(full):
     return s
 
 
-def collect_graphs(remat, full, tmp, n_fuzz):
+def collect_graphs(remat, mode, tmp, n_fuzz, find):
+    full = mode == "full"
     paths = []
     for d in ("examples",) + (("graphs",) if full else ()):
         dd = os.path.join(ROOT, d)
         if os.path.isdir(dd):
-            paths += sorted(os.path.join(dd, f) for f in os.listdir(dd) if f.endswith(".json"))
-    if not full:
-        # two real networks from the zoo keep the quick run honest
+            paths += sorted(os.path.join(dd, f) for f in os.listdir(dd) if f.endswith(".json")
+                            if mode != "quick" or f in QUICK_EXAMPLES)
+    if mode == "sweep":
+        # two real networks from the zoo keep the sweep honest
         for f in ("resnet18.json", "vgg11.json"):
             if os.path.exists(os.path.join(ROOT, "graphs", f)):
                 paths.append(os.path.join(ROOT, "graphs", f))
     pub = os.path.join(SHARED, "benchmarks", "published")
-    if full and os.path.isdir(pub):
-        paths += sorted(os.path.join(pub, f) for f in os.listdir(pub) if f.endswith(".json"))
+    if full:
+        if os.path.isdir(pub):
+            paths += sorted(os.path.join(pub, f) for f in os.listdir(pub) if f.endswith(".json"))
+        else:
+            print("stress: %s not found: the published graphs are not part of this run" % pub,
+                  flush=True)
     edir = os.path.join(tmp, "graphs")
     os.makedirs(edir, exist_ok=True)
-    for g in edge_graphs() + [fuzz_graph(seed, full) for seed in range(n_fuzz)]:
+    if mode == "quick":
+        made = [g for g in edge_graphs() if g["name"] in QUICK_EDGE]
+        assert len(made) == len(QUICK_EDGE), "QUICK_EDGE names a graph edge_graphs() lacks"
+        made += [fuzz_graph(seed) for seed in QUICK_FUZZ]
+    else:
+        made = edge_graphs() + [fuzz_graph(seed, full) for seed in range(n_fuzz)]
+    for g in made:
         if not full and g["name"] == "long-forward-chain":
             continue
         p = os.path.join(edir, ("" if g["name"].startswith("fuzz-") else "edge-") + g["name"] + ".json")
         with open(p, "w") as f:
             json.dump(g, f)
         paths.append(p)
-    for name, args in gen_specs(full):
+    for name, args in gen_specs(mode):
         p = os.path.join(edir, name + ".json")
         r = subprocess.run([remat, "gen"] + args + ["-o", p], capture_output=True, text=True,
                            stdin=subprocess.DEVNULL)
         if r.returncode != 0:
-            print("stress: remat gen %s failed: %s" % (" ".join(args), r.stderr.strip()),
-                  file=sys.stderr)
+            find("exit", "gen " + " ".join(args), "exit %d: %s" % (r.returncode, r.stderr.strip()))
             continue
         paths.append(p)
     # training graphs of forward graphs
@@ -305,7 +342,10 @@ def collect_graphs(remat, full, tmp, n_fuzz):
                       ("gen-train-layered10", os.path.join(edir, "gen-layered10.json")),
                       ("gen-train-multi-output", os.path.join(edir, "edge-multi-output.json")),
                       ("gen-train-disconnected", os.path.join(edir, "edge-disconnected.json"))):
+        if mode == "quick" and name not in QUICK_TRAIN:
+            continue
         if not os.path.exists(src):
+            find("exit", name, "%s is missing" % src)
             continue
         p = os.path.join(edir, name + ".json")
         r = subprocess.run([remat, "gen", "train", src, "-o", p], capture_output=True,
@@ -313,8 +353,8 @@ def collect_graphs(remat, full, tmp, n_fuzz):
         if r.returncode == 0:
             paths.append(p)
         else:
-            print("stress: remat gen train %s failed: %s" % (src, r.stderr.strip()),
-                  file=sys.stderr)
+            find("exit", "gen train " + os.path.basename(src),
+                 "exit %d: %s" % (r.returncode, r.stderr.strip()))
     return paths
 
 
@@ -329,7 +369,7 @@ class Stress:
         self.runs = 0
         self.slowest = {}
         self.info = {}
-        self.vg = {}
+        self.graphs = {}
 
     def find(self, kind, what, why):
         with self.lock:
@@ -337,6 +377,8 @@ class Stress:
             print("FINDING %-10s %s: %s" % (kind, what, why), flush=True)
 
     def graph_info(self, path):
+        """remat info --json, checked against the judge's figures; None when
+        either cannot read the graph (a finding)."""
         r = subprocess.run([self.remat, "info", path, "--json"], capture_output=True,
                            text=True, stdin=subprocess.DEVNULL, timeout=300)
         if r.returncode != 0:
@@ -344,69 +386,47 @@ class Stress:
                       % (r.returncode, r.stderr.strip()[:300]))
             return None
         info = json.loads(r.stdout)
-        if checker:
-            with open(path) as f:
-                vg = validate_graph(json.load(f), path)
-            self.vg[path] = vg
-            nrp = checker.no_remat_peak(vg)
-            lb = 0
-            for v in vg["ids"]:
-                nd = vg["nodes"][v]
-                if nd["kind"] != "input":
-                    lb = max(lb, sum(vg["nodes"][u]["mem"] for u in set(nd["inputs"]))
-                             + nd["mem"] + nd["workspace"])
-            if nrp != info["no_remat_peak"] or lb != info["min_peak_lower_bound"]:
-                self.find("info", os.path.basename(path),
-                          "no_remat_peak %s / lower bound %s, checker says %s / %s"
-                          % (info["no_remat_peak"], info["min_peak_lower_bound"], nrp, lb))
-            info["_nrp"] = nrp
-        else:
-            info["_nrp"] = info["no_remat_peak"]
+        try:
+            g = judge.load_graph(path)
+        except judge.GraphError as e:
+            self.find("judge", os.path.basename(path), "remat accepts it, the judge does not: %s"
+                      % str(e)[:300])
+            return None
+        self.graphs[path] = g
+        want = judge.graph_figures(g)
+        diff = ["%s %r, judge %r" % (k, info.get(k), v) for k, v in want.items()
+                if not close(info.get(k), v)]
+        if diff:
+            self.find("info", os.path.basename(path), "remat info: " + "; ".join(diff))
+        info["_nrp"] = want["no_remat_peak"]
+        info["_lb"] = want["min_peak_lower_bound"]
         return info
 
     def budget_bytes(self, b, info):
-        lb = info["min_peak_lower_bound"]
+        """The budget text to pass for a budget name; None to skip it."""
+        lb, nrp = info["_lb"], info["_nrp"]
         if b == "lb":
             return str(lb)
         if b == "lb+1":
             return str(lb + 1)
         if b == "mid":
             # halfway between the lower bound and the no-remat peak
-            return str((lb + info["_nrp"]) // 2) if info["_nrp"] > lb + 1 else None
+            return str((lb + nrp) // 2) if nrp > lb + 1 else None
         if b == "lb-1":
-            return str(max(0, info["min_peak_lower_bound"] - 1)) if info["min_peak_lower_bound"] > 0 else None
+            return str(lb - 1) if lb > 0 else None
         return b
 
     def rescore(self, graph, sched, budget):
-        """(valid, feasible, figures dict, summary mismatches, message)."""
-        if checker:
-            vg = self.vg[graph]
-            with open(sched) as f:
-                s = json.load(f)
-            if not isinstance(s, dict) or s.get("format") != "remat-schedule" or s.get("version") != 1:
-                return False, False, {}, [], "not a remat-schedule v1 file"
-            if not isinstance(s.get("steps"), list):
-                return False, False, {}, [], "steps is not an array"
-            r = checker.simulate(vg, s["steps"], sched)
-            nrp = self.info[graph]["_nrp"]
-            b = exact_budget(budget, nrp)
-            if not r["valid"]:
-                e = r["error"]
-                return False, False, r, [], "step %s (%s %s): %s" % (e["step"], e["op"], e["node"], e["message"])
-            bc = checker.baseline_cost(vg)
-            r["baseline_cost"] = bc
-            r["overhead"] = r["cost"] / bc - 1.0 if bc > 0 else (0.0 if r["cost"] == 0 else None)
-            r["feasible"] = r["peak_mem"] <= b
-            r["budget"] = b
-            mism = checker.compare_summary(s["summary"], r) if "summary" in s else []
-            return True, r["feasible"], r, mism, None
-        p = subprocess.run([self.remat, "simulate", graph, sched, "--budget", budget, "--json"],
-                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600)
+        """The judge's replay of a written schedule at budget (bytes):
+        (result or None, summary mismatches, message)."""
         try:
-            r = json.loads(p.stdout)
-        except ValueError:
-            return False, False, {}, [], "remat simulate printed no JSON: " + p.stderr.strip()[:200]
-        return bool(r.get("valid")), bool(r.get("feasible")), r, [], p.stderr.strip()[:300] or None
+            steps, doc = judge.load_schedule(sched)
+        except judge.ScheduleError as e:
+            return None, [], str(e)
+        r = judge.replay(self.graphs[graph], steps, budget)
+        mism = judge.compare_summary(doc["summary"], r, doc.get("budget")) \
+            if r["valid"] and "summary" in doc else []
+        return r, mism, r["error"]
 
     def plan_cmd(self, graph, budget, planner, out):
         cmd = [self.remat, "plan", graph, "--budget", budget, "--planner", planner, "--json",
@@ -420,18 +440,30 @@ class Stress:
         return self.a.time_limit <= 0 or max(t1, t2) < self.a.time_limit / 2
 
     def hard_timeout(self):
+        if self.a.quick:
+            return 300
         return self.a.time_limit + 30 if self.a.time_limit > 0 else max(120, 6 * self.a.cliff)
 
     def run_cmd(self, cmd):
+        """(exit code or None on a hang, stdout, stderr, seconds).  Each run
+        is a process group of its own, so that a hang is killed with its
+        children (checkmate runs CBC in a child process)."""
         t0 = time.monotonic()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                               timeout=self.hard_timeout())
-            return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
-        except subprocess.TimeoutExpired:
-            return None, "", "", time.monotonic() - t0
+            p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL, text=True, start_new_session=True)
         except OSError as e:  # the binary vanished (rebuilt mid-run)
             return 127, "", "cannot run %s: %s" % (cmd[0], e), time.monotonic() - t0
+        try:
+            so, se = p.communicate(timeout=self.hard_timeout())
+            return p.returncode, so, se, time.monotonic() - t0
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate()
+            return None, "", "", time.monotonic() - t0
 
     def one(self, graph, planner, btext, budget, tmp, det):
         name = "%s/%s/%s" % (os.path.basename(graph)[:-5], planner, btext)
@@ -451,9 +483,9 @@ class Stress:
         if code is None:
             self.find("crash", name, "no exit after %.0f s (hang)" % wall)
             return
-        if self.a.time_limit > 0 and wall > self.a.time_limit + 2:
+        if not self.a.quick and self.a.time_limit > 0 and wall > self.a.time_limit + 2:
             self.find("slow", name, "%.1f s with --time-limit %g" % (wall, self.a.time_limit))
-        if self.a.time_limit <= 0 and wall > self.a.cliff:
+        if not self.a.quick and self.a.time_limit <= 0 and wall > self.a.cliff:
             self.find("cliff", name, "%.1f s without a time limit" % wall)
         if code < 0:
             self.find("crash", name, "killed by signal %d; stderr: %s" % (-code, se.strip()[-300:]))
@@ -469,7 +501,7 @@ class Stress:
             self.find("json", name, "stdout is not one JSON object: %r" % so[:200])
             return
         nrp = info["_nrp"]
-        b = exact_budget(budget, nrp)
+        b = judge.parse_budget(budget, nrp)
         if code == 3:
             if os.path.exists(out):
                 self.find("exit3-file", name, "exit 3 but %s was written" % out)
@@ -483,22 +515,23 @@ class Stress:
         if not os.path.exists(out):
             self.find("nofile", name, "exit 0 but no schedule written")
             return
-        valid, feas, res, mism, msg = self.rescore(graph, out, budget)
+        res, mism, msg = self.rescore(graph, out, b)
+        valid = res is not None and res["valid"]
         if not valid:
-            self.find("invalid", name, "checker: %s" % msg)
-        elif not feas:
-            self.find("over", name, "checker: peak %s over budget %s" % (res.get("peak_mem"), b))
+            self.find("invalid", name, "judge: %s" % msg)
+        elif not res["feasible"]:
+            self.find("over", name, "judge: peak %s over budget %s" % (res["peak_mem"], b))
         else:
             if mism:
-                self.find("figures", name, "schedule summary vs checker: %s" % json.dumps(mism)[:300])
-            for k in ("peak_mem", "cost", "computes", "recomputes", "feasible"):
-                if k not in got or not close(got[k], res.get(k)):
-                    self.find("figures", name, "--json %s = %r, checker says %r"
-                              % (k, got.get(k), res.get(k)))
+                self.find("figures", name, "schedule summary vs judge: %s" % "; ".join(mism)[:300])
+            for k in ("peak_mem", "cost", "baseline_cost", "computes", "recomputes", "feasible"):
+                if k not in got or not close(got[k], res[k]):
+                    self.find("figures", name, "--json %s = %r, judge says %r"
+                              % (k, got.get(k), res[k]))
                     break
             if got.get("budget") != b:
                 self.find("figures", name, "--json budget %r, expected %r" % (got.get("budget"), b))
-        if det and valid:
+        if det and valid and not (self.a.quick and planner == "auto"):
             t1 = got.get("time_s", wall)
             with open(out, "rb") as f:
                 first = f.read()
@@ -518,15 +551,6 @@ class Stress:
         os.unlink(out)
 
 
-def exact_budget(text, nrp):
-    """FORMATS.md section 3 in exact arithmetic (the checker's floats drift
-    by a byte or so above 2^53): the budgets this script passes are byte
-    counts or percentages."""
-    if text.endswith("%"):
-        return int(fractions.Fraction(text[:-1]) * nrp / 100)
-    return int(text)
-
-
 def close(a, b):
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
@@ -535,10 +559,93 @@ def close(a, b):
     return a == b
 
 
+# The published networkx files (../shared/benchmarks/published-nx) and their
+# published remat-graph conversions (../shared/benchmarks/published).
+PUBLISHED_NX = [
+    ("MobileNet_MLSys_512_224_224_3_test_nx.json", "mobilenet-infer.json", False),
+    ("MobileNet_MLSys_512_224_224_3_train_nx.json", "mobilenet-train.json", False),
+    ("ResNet50_MLSys_256_224_224_3_test_nx.json", "resnet50-infer.json", False),
+    ("ResNet50_MLSys_256_224_224_3_train_nx.json", "resnet50-train.json", False),
+    ("VGG16_MLSys_256_224_224_3_test_nx.json", "vgg16-infer.json", False),
+    ("VGG16_MLSys_256_224_224_3_train_nx.json", "vgg16-train.json", False),
+    ("VGG19_MLSys_256_224_224_3_test_nx.json", "vgg19-infer.json", False),
+    ("VGG19_MLSys_256_224_224_3_train_nx.json", "vgg19-train.json", False),
+    ("fcn_8_vgg_MLSys_32_416_608_3_test_nx.json", "fcn-8-vgg-infer.json", False),
+    ("fcn_8_vgg_MLSys_32_416_608_3_train_nx.json", "fcn-8-vgg-train.json", False),
+    ("segnet_MLSys_32_416_608_3_test_nx.json", "segnet-infer.json", False),
+    ("segnet_MLSys_32_416_608_3_train_nx.json", "segnet-train.json", False),
+    ("vgg_unet_MLSys_32_416_608_3_test_nx.json", "vgg-unet-infer.json", False),
+    ("vgg_unet_MLSys_32_416_608_3_train_nx.json", "vgg-unet-train.json", False),
+    ("random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14.json", "random-layered-n100.json", False),
+    ("random_layered_n250_w0.43_nlv0.75_ed0.2_scd0.14.json", "random-layered-n250.json", False),
+    ("random_layered_n500_w0.36_nlv0.75_ed0.2_scd0.14.json", "random-layered-n500.json", False),
+    ("random_layered_n1000_w0.31_nlv0.75_ed0.2_scd0.14.json", "random-layered-n1000.json", False),
+    ("random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14.json",
+     "random-layered-n100-paper-order.json", True),
+    ("random_layered_n250_w0.43_nlv0.75_ed0.2_scd0.14.json",
+     "random-layered-n250-paper-order.json", True),
+    ("random_layered_n500_w0.36_nlv0.75_ed0.2_scd0.14.json",
+     "random-layered-n500-paper-order.json", True),
+    ("random_layered_n1000_w0.31_nlv0.75_ed0.2_scd0.14.json",
+     "random-layered-n1000-paper-order.json", True),
+]
+
+
+def same_graph(a, b):
+    """Where two judged graphs differ node for node (names aside), or None."""
+    if a.ids != b.ids:
+        return "node ids or their order differ"
+    for v, nid in enumerate(a.ids):
+        for field in ("kind", "mem", "workspace", "cost", "recompute", "grad_of"):
+            if getattr(a, field)[v] != getattr(b, field)[v]:
+                return "node '%s': %s %r, expected %r" % (nid, field, getattr(a, field)[v],
+                                                         getattr(b, field)[v])
+        if a.inputs[v] != b.inputs[v]:
+            return "node '%s': inputs differ" % nid
+    if a.outputs != b.outputs:
+        return "outputs differ"
+    return None
+
+
+def check_published_nx(st, tmp):
+    """remat convert on every published networkx file against its published
+    conversion.  Skipped, and said so, when ../shared/benchmarks is absent."""
+    nxdir = os.path.join(SHARED, "benchmarks", "published-nx")
+    pubdir = os.path.join(SHARED, "benchmarks", "published")
+    if not (os.path.isdir(nxdir) and os.path.isdir(pubdir)):
+        print("stress: %s not found: the networkx conversion check did not run" % nxdir,
+              flush=True)
+        return
+    listed = {nx for nx, _, _ in PUBLISHED_NX}
+    for f in sorted(os.listdir(nxdir)):
+        if f.endswith(".json") and f not in listed:
+            st.find("nx", f, "a published file that PUBLISHED_NX does not list")
+    for nx, conv, order in PUBLISHED_NX:
+        out = os.path.join(tmp, "nx-" + conv)
+        cmd = [st.remat, "convert", os.path.join(nxdir, nx), "-o", out]
+        if order:
+            cmd.append("--graph-order")
+        r = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        with st.lock:
+            st.runs += 1
+        if r.returncode != 0:
+            st.find("nx", conv, "remat convert exit %d: %s" % (r.returncode, r.stderr.strip()))
+            continue
+        try:
+            diff = same_graph(judge.load_graph(out), judge.load_graph(os.path.join(pubdir, conv)))
+        except (judge.GraphError, OSError) as e:
+            diff = str(e)
+        if diff:
+            st.find("nx", conv, diff)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--remat", default=os.path.join(ROOT, "build", "remat"))
-    ap.add_argument("--full", action="store_true", help="every graph and budget")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true",
+                      help="the small fixed set ctest runs (no time limit, no timing checks)")
+    mode.add_argument("--full", action="store_true", help="every graph and budget")
     ap.add_argument("--jobs", type=int, default=2, help="parallel runs (at most 2)")
     ap.add_argument("--time-limit", type=float, default=None,
                     help="--time-limit for every run (default 5, --full 10; 0: none)")
@@ -556,8 +663,11 @@ def main():
     ap.add_argument("--verbose", action="store_true")
     a = ap.parse_args()
     a.jobs = max(1, min(2, a.jobs))
+    mode = "quick" if a.quick else "full" if a.full else "sweep"
+    if a.quick and a.time_limit:
+        ap.error("--quick passes no time limit (it has no timing checks)")
     if a.time_limit is None:
-        a.time_limit = 10.0 if a.full else 5.0
+        a.time_limit = {"quick": 0.0, "sweep": 5.0, "full": 10.0}[mode]
     if a.fuzz is None:
         a.fuzz = 400 if a.full else 40
     if a.det_every is None:
@@ -566,20 +676,18 @@ def main():
     if not os.access(a.remat, os.X_OK):
         print("stress: %s is not an executable" % a.remat, file=sys.stderr)
         return 2
-    if checker is None:
-        print("stress: %s not found: re-scoring with 'remat simulate' instead of the "
-              "independent checker" % CHECKER_LIB, file=sys.stderr)
     t_start = time.monotonic()
     p = subprocess.run([a.remat, "planners"], capture_output=True, text=True)
     planners = [ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
     if a.planners:
         planners = [x for x in a.planners.split(",") if x]
-    budgets = a.budgets.split(",") if a.budgets else (FULL_BUDGETS if a.full else QUICK_BUDGETS)
+    budgets = a.budgets.split(",") if a.budgets else \
+        {"quick": QUICK_BUDGETS, "sweep": SWEEP_BUDGETS, "full": FULL_BUDGETS}[mode]
     tmp = a.keep or tempfile.mkdtemp(prefix="remat-stress-")
     os.makedirs(tmp, exist_ok=True)
     st = Stress(a)
     try:
-        graphs = collect_graphs(a.remat, a.full, tmp, a.fuzz)
+        graphs = collect_graphs(a.remat, mode, tmp, a.fuzz, st.find)
         if a.only:
             graphs = [g for g in graphs if a.only in os.path.basename(g)]
         jobs = []
@@ -598,14 +706,17 @@ def main():
         jobs.sort(key=lambda j: -st.info[j[0]]["nodes"])
         work = os.path.join(tmp, "out")
         os.makedirs(work, exist_ok=True)
-        print("stress: %d graphs x %d planners x %d budgets = %d runs, --time-limit %g, "
-              "%d jobs" % (len(st.info), len(planners), len(budgets), len(jobs),
-                           a.time_limit, a.jobs), flush=True)
+        print("stress (%s): %d graphs x %d planners x %d budgets = %d runs, %s, %d jobs"
+              % (mode, len(st.info), len(planners), len(budgets), len(jobs),
+                 "--time-limit %g" % a.time_limit if a.time_limit > 0 else "no time limit",
+                 a.jobs), flush=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
             futs = [ex.submit(st.one, g, pl, bt, b, work, i % a.det_every == 0)
                     for i, (g, pl, bt, b) in enumerate(jobs)]
             for f in futs:
                 f.result()
+        if a.full and not a.only:
+            check_published_nx(st, work)
     finally:
         if not a.keep:
             shutil.rmtree(tmp, ignore_errors=True)

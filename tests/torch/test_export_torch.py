@@ -20,7 +20,8 @@ autograd Function:
    of the distinct storages autograd keeps for backward, measured in a
    second, independent forward pass with a counting saved-tensor hook;
 4. remat loads the graph, and its no-remat peak, and the peak of the 'none'
-   planner at exactly that budget, equal tests/zoo/simref.py's;
+   planner at exactly that budget, equal the independent judge's
+   (tests/judge/judge.py);
 5. a dropout mask (a random operator) is marked recompute: false;
 6. the command line (both module forms) exports a user model given as
    FILE.py:FUNCTION, and a missing FILE.py is one line and exit 1.
@@ -80,9 +81,9 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests", "zoo"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "judge"))
 from remat_torch import export as E  # noqa: E402
-import simref  # noqa: E402
+import judge  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -248,11 +249,12 @@ def check(name, model, inputs, loss_fn, tmp):
         fails.append("%s: backward reads %d bytes of activations, autograd keeps %d"
                      % (name, graph_bytes, kept))
 
-    # 4. remat agrees with the reference simulator.
+    # 4. remat agrees with the independent judge.
     path = os.path.join(tmp, name + ".json")
     E.write_graph(graph, path)
-    g = simref.load(path)
-    peak = simref.no_remat_peak(g)
+    jg = judge.load_graph(path)
+    g = judge.read_json(path)
+    peak = judge.no_remat_peak(jg)
     info = subprocess.run([REMAT, "info", path, "--json"], capture_output=True, text=True)
     if info.returncode != 0:
         fails.append("%s: remat info failed: %s" % (name, info.stderr.strip()))
@@ -295,7 +297,7 @@ def check_cli(tmp):
     texts = [open(o).read() for o in outs]
     if texts[0] != texts[1]:
         fails.append("cli: -m remat_torch export and -m remat_torch.export differ")
-    g = simref.load(outs[0])
+    g = judge.read_json(outs[0])
     kinds = [n["kind"] for n in g["nodes"]]
     # input; t, addmm, relu, t, addmm; log_softmax, const0 (target), nll_loss (+ total_weight)
     if kinds.count("backward") != 5 or kinds.count("loss") != 1 or g["source"]["batch"] != 3:

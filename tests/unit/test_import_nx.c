@@ -1,14 +1,15 @@
 /*
  * test_import_nx.c - the networkx node-link importer: hand-made files in
  * both published dialects with their expected remat-graphs written out by
- * hand, its error messages, and (when ../shared/benchmarks exists) the
- * published graphs against their published conversion, node for node.
+ * hand (inline, and as files under tests/data/nx/ shaped like the
+ * published ones, with their no-remat peaks worked out by hand), and its
+ * error messages.  The published graphs themselves (kept outside the
+ * repository) are compared with their published conversion by
+ * 'tests/stress/stress.py --full'.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "testutil.h"
 #include "gcompare.h"
@@ -184,84 +185,77 @@ static void test_graph_order_errors(void **state)
 			    "'links', and no 'format')");
 }
 
-/* The published files and the name of their published conversion. */
+/*
+ * tests/data/nx/: files in the published shapes (README there) and their
+ * conversions written by hand, with figures worked out by hand:
+ *
+ * tiny train (file order = Kahn's order; bytes resident while each runs):
+ *   conv1 4096, relu1 8192, conv2 10240, add 12288, predictions 12352,
+ *   Loss 12356, predictions_backward 12420 (Loss freed after), add_backward
+ *   14464 (predictions, its backward freed), conv2_backward 16384,
+ *   relu1_backward 16384 + 4096 = 20480 (conv2, add and their backwards
+ *   freed after), conv1_backward 12288 + 4096 = 16384.  Peak 20480.
+ *   Lower bound: relu1_backward reads 4096+2048+2048+2048+2048, is 4096:
+ *   16384 (conv1_backward too).  Baseline 40+5+40+3+10+1+12+4+80+6+85 = 286.
+ * tiny test: conv1 4096, relu1 8192 (conv1 freed), conv2 6144, add 8192
+ *   (relu1, conv2 freed), predictions 2112: peak 8192 = the lower bound
+ *   (add: 4096+2048+2048).  Baseline 98.
+ * random layered, file order: Kahn gives 0 2 3 4 5 1: 100, 130, 190, 210
+ *   (2 freed), 220 (0, 3 freed), 110: peak 220.  graph.order 0 3 2 5 4 1:
+ *   100, 160, 190, 230 (0 freed), 150 (3, 2 freed), 110: peak 230.  Lower
+ *   bound: 5 reads 0 and 3: 100+60+40 = 200.  Baseline 514+896+7+250 = 1667.
+ */
 static const struct {
-	const char *nx, *conv;
+	const char *nx, *expected;
 	unsigned flags;
-} PUBLISHED[] = {
-	{ "MobileNet_MLSys_512_224_224_3_test_nx.json", "mobilenet-infer.json", 0 },
-	{ "MobileNet_MLSys_512_224_224_3_train_nx.json", "mobilenet-train.json", 0 },
-	{ "ResNet50_MLSys_256_224_224_3_test_nx.json", "resnet50-infer.json", 0 },
-	{ "ResNet50_MLSys_256_224_224_3_train_nx.json", "resnet50-train.json", 0 },
-	{ "VGG16_MLSys_256_224_224_3_test_nx.json", "vgg16-infer.json", 0 },
-	{ "VGG16_MLSys_256_224_224_3_train_nx.json", "vgg16-train.json", 0 },
-	{ "VGG19_MLSys_256_224_224_3_test_nx.json", "vgg19-infer.json", 0 },
-	{ "VGG19_MLSys_256_224_224_3_train_nx.json", "vgg19-train.json", 0 },
-	{ "fcn_8_vgg_MLSys_32_416_608_3_test_nx.json", "fcn-8-vgg-infer.json", 0 },
-	{ "fcn_8_vgg_MLSys_32_416_608_3_train_nx.json", "fcn-8-vgg-train.json", 0 },
-	{ "segnet_MLSys_32_416_608_3_test_nx.json", "segnet-infer.json", 0 },
-	{ "segnet_MLSys_32_416_608_3_train_nx.json", "segnet-train.json", 0 },
-	{ "vgg_unet_MLSys_32_416_608_3_test_nx.json", "vgg-unet-infer.json", 0 },
-	{ "vgg_unet_MLSys_32_416_608_3_train_nx.json", "vgg-unet-train.json", 0 },
-	{ "random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14.json", "random-layered-n100.json", 0 },
-	{ "random_layered_n250_w0.43_nlv0.75_ed0.2_scd0.14.json", "random-layered-n250.json", 0 },
-	{ "random_layered_n500_w0.36_nlv0.75_ed0.2_scd0.14.json", "random-layered-n500.json", 0 },
-	{ "random_layered_n1000_w0.31_nlv0.75_ed0.2_scd0.14.json", "random-layered-n1000.json", 0 },
-	{ "random_layered_n100_w0.27_nlv0.75_ed0.2_scd0.14.json",
-	  "random-layered-n100-paper-order.json", REMAT_NX_GRAPH_ORDER },
-	{ "random_layered_n250_w0.43_nlv0.75_ed0.2_scd0.14.json",
-	  "random-layered-n250-paper-order.json", REMAT_NX_GRAPH_ORDER },
-	{ "random_layered_n500_w0.36_nlv0.75_ed0.2_scd0.14.json",
-	  "random-layered-n500-paper-order.json", REMAT_NX_GRAPH_ORDER },
-	{ "random_layered_n1000_w0.31_nlv0.75_ed0.2_scd0.14.json",
-	  "random-layered-n1000-paper-order.json", REMAT_NX_GRAPH_ORDER },
+	const char *name;
+	int64_t peak, lower_bound;
+	double baseline;
+	int training;
+} FIXTURES[] = {
+	{ "tiny_MLSys_4_8_8_3_train_nx.json", "tiny-train.expected.json", 0,
+	  "Tiny (MLSys)_4_(8, 8, 3)_train", 20480, 16384, 286, 1 },
+	{ "tiny_MLSys_4_8_8_3_test_nx.json", "tiny-infer.expected.json", 0,
+	  "Tiny (MLSys)_4_(8, 8, 3)_test", 8192, 8192, 98, 0 },
+	{ "random_layered_n6_tiny.json", "random-layered-n6.expected.json", 0,
+	  "random_layered_n6_tiny", 220, 200, 1667, 0 },
+	{ "random_layered_n6_tiny.json", "random-layered-n6-graph-order.expected.json",
+	  REMAT_NX_GRAPH_ORDER, "random_layered_n6_tiny", 230, 200, 1667, 0 },
 };
 
-#define BENCH REMAT_SOURCE_DIR "/../shared/benchmarks"
+#define NXDATA REMAT_SOURCE_DIR "/tests/data/nx"
 
-static void test_published(void **state)
+static void test_fixture_files(void **state)
 {
-	struct stat st;
 	size_t i;
-	int n_nx = 0;
-	DIR *d;
-	struct dirent *e;
 
 	(void)state;
-	if (stat(BENCH "/published-nx", &st) != 0 || stat(BENCH "/published", &st) != 0) {
-		print_message("no %s: skipped\n", BENCH);
-		skip();
-	}
-	/* Every released file is in the table (a new one must be added). */
-	d = opendir(BENCH "/published-nx");
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		int found = 0;
-
-		if (!strstr(e->d_name, ".json"))
-			continue;
-		n_nx++;
-		for (i = 0; i < sizeof(PUBLISHED) / sizeof(PUBLISHED[0]); i++)
-			found |= strcmp(PUBLISHED[i].nx, e->d_name) == 0;
-		if (!found)
-			fail_msg("%s is not in the test's table", e->d_name);
-	}
-	closedir(d);
-	assert_int_equal(n_nx, 18);
-	for (i = 0; i < sizeof(PUBLISHED) / sizeof(PUBLISHED[0]); i++) {
+	for (i = 0; i < sizeof(FIXTURES) / sizeof(FIXTURES[0]); i++) {
 		char a[512], b[512];
-		struct remat_graph *g = NULL, *want = NULL;
+		struct remat_graph *g = NULL, *want = NULL, *auto_g = NULL;
 		struct remat_error err;
 
-		snprintf(a, sizeof(a), "%s/published-nx/%s", BENCH, PUBLISHED[i].nx);
-		snprintf(b, sizeof(b), "%s/published/%s", BENCH, PUBLISHED[i].conv);
-		if (remat_nx_load_file(a, PUBLISHED[i].flags, &g, &err))
+		snprintf(a, sizeof(a), "%s/%s", NXDATA, FIXTURES[i].nx);
+		snprintf(b, sizeof(b), "%s/%s", NXDATA, FIXTURES[i].expected);
+		if (remat_nx_load_file(a, FIXTURES[i].flags, &g, &err))
 			fail_msg("%s", err.msg);
 		if (remat_graph_load_file(b, &want, &err))
 			fail_msg("%s", err.msg);
-		gc_assert_same(g, want, PUBLISHED[i].conv);
-		assert_int_equal(g->no_remat_peak, want->no_remat_peak);
-		gc_assert_round_trip(g, PUBLISHED[i].conv);
+		gc_assert_same(g, want, FIXTURES[i].expected);
+		assert_string_equal(g->name, FIXTURES[i].name);
+		assert_int_equal(g->no_remat_peak, FIXTURES[i].peak);
+		assert_int_equal(g->min_peak_lower_bound, FIXTURES[i].lower_bound);
+		assert_true(g->baseline_cost == FIXTURES[i].baseline);
+		assert_int_equal(g->n_backward > 0, FIXTURES[i].training);
+		assert_int_equal(g->n_inputs, 0);
+		gc_assert_round_trip(g, FIXTURES[i].expected);
+		if (FIXTURES[i].flags == 0) {
+			/* The ordinary loader detects node-link files by itself. */
+			if (remat_graph_load_file(a, &auto_g, &err))
+				fail_msg("%s", err.msg);
+			gc_assert_same(auto_g, want, "auto-detected");
+			remat_graph_free(auto_g);
+		}
 		remat_graph_free(g);
 		remat_graph_free(want);
 	}
@@ -275,7 +269,7 @@ int main(void)
 		cmocka_unit_test(test_number_and_string_keys),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_graph_order_errors),
-		cmocka_unit_test(test_published),
+		cmocka_unit_test(test_fixture_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
