@@ -1,7 +1,7 @@
 /*
  * milp_glpk.c - the GLPK 5.0 backend of milp.h.
  *
- * Measured pitfalls (../shared/notes/libraries.md section 4) and what is
+ * Pitfalls measured on GLPK 5.0 (Debian 12) and what is
  * done about each:
  * - GLPK aborts the process on API misuse: glp_error_hook is installed
  *   for the duration of the call and longjmps back here, where the GLPK
