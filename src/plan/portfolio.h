@@ -17,7 +17,9 @@ struct remat_i_portfolio {
 	/* Set by the caller. */
 	const char *caller;     /* progress label ("auto", "checkmate") */
 	double deadline;        /* for the whole run; 0: the request's */
-	int share_time;         /* each planner gets an equal share of the time left */
+	int share_time;         /* each planner gets an equal share of the time left;
+				   those that use all of it run again, after the
+				   others, with what is left */
 	int pass_options;       /* hand the request's options and progress on */
 	int strict_deadline;    /* past the deadline stop at once (else only
 				   once something was offered) */
