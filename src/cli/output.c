@@ -1,20 +1,11 @@
 /* output.c - the result reports of plan and simulate, as JSON and as text. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "core/util.h"
-
-double cli_parse_seconds(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || *end || !isfinite(v) || v < 0)
-		return -1;
-	return v;
-}
 
 void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 			   int64_t budget, const char *planner,
