@@ -171,7 +171,7 @@ const char *cli_given(const struct cli_opt *opts, const char *long_name);
 /* The command being run (NULL before one is chosen), for message prefixes. */
 void cli_set_command(const struct cli_cmd *cmd);
 const char *cli_command_name(void);
-/* Print "remat: msg" on stderr. */
+/* Print "remat CMD: msg" (or "remat: msg" outside a command) on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same prefix for a note that is not an error ("remat bench: merged ..."). */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

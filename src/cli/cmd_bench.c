@@ -124,8 +124,8 @@ static int on_row(void *ctx, const struct remat_i_row *r, struct remat_error *er
 
 		remat_i_row_name(r, name, sizeof(name));
 		describe(r, what, sizeof(what));
-		fprintf(stderr, "bench: [%lld/%lld] %s: %s\n", (long long)c->rows.n,
-			(long long)c->total, name, what);
+		cli_note("[%lld/%lld] %s: %s", (long long)c->rows.n, (long long)c->total, name,
+			 what);
 	}
 	return REMAT_OK;
 }

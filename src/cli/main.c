@@ -82,9 +82,8 @@ void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("remat: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
