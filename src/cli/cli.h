@@ -185,7 +185,7 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_see(const char *see, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* The planner called name, or NULL after a usage error. */
+/* The planner called name, or NULL after a usage error (with a suggestion). */
 const struct remat_planner *cli_find_planner(const char *name);
 /* Integer text in [lo, hi]: 0, or -1 when it is not one. */
 int cli_to_long(const char *s, long lo, long hi, long *out);

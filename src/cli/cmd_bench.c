@@ -343,8 +343,12 @@ static int expand_inputs(struct bench *b)
 	int i, k, code;
 
 	remat_error_clear(&err);
-	if (remat_i_bench_planners(b->planner_spec, &b->planners, &b->nplanners, &err) ||
-	    remat_i_budget_list_parse(b->budget_spec, &b->budgets, &err))
+	/* The planner list's message says where to look already. */
+	if (remat_i_bench_planners(b->planner_spec, &b->planners, &b->nplanners, &err)) {
+		cli_error("%s", err.msg);
+		return cli_exit_code(err.code);
+	}
+	if (remat_i_budget_list_parse(b->budget_spec, &b->budgets, &err))
 		return cli_usage_error("%s", err.msg);
 	for (i = 0; i < b->popts.n; i++) {
 		int used = 0;

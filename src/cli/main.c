@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "tool/suggest.h"
 
 static const struct cli_cmd commands[] = {
 	{ "plan", "GRAPH --budget B [options]",
@@ -152,10 +153,22 @@ enum cli_exit cli_exit_code(int status)
 const struct remat_planner *cli_find_planner(const char *name)
 {
 	const struct remat_planner *p = remat_planner_find(name);
+	const struct remat_planner *const *pp;
+	const char *names[64];
+	char near[200];
+	int n = 0;
 
-	if (!p)
+	if (p)
+		return p;
+	for (pp = remat_planner_list(); *pp && n < 63; pp++)
+		names[n++] = (*pp)->name;
+	names[n] = NULL;
+	if (remat_i_suggest(name, names, near, sizeof(near)))
+		cli_usage_see("remat planners", "unknown planner '%s'; did you mean %s?", name,
+			      near);
+	else
 		cli_usage_see("remat planners", "unknown planner '%s'", name);
-	return p;
+	return NULL;
 }
 
 static void main_help(FILE *f)
@@ -169,7 +182,7 @@ static void main_help(FILE *f)
 	for (i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'remat COMMAND --help' describes one command; 'remat --version' "
-		"prints the version.\n");
+		"(-V) prints the version.\n");
 }
 
 static const struct cli_cmd *find_command(const char *name)
@@ -184,7 +197,18 @@ static const struct cli_cmd *find_command(const char *name)
 
 static int unknown_command(const char *name)
 {
-	cli_error("'%s' is not a remat command (see 'remat --help')", name);
+	const char *names[N_COMMANDS + 1];
+	char near[200];
+	size_t i;
+
+	for (i = 0; i < N_COMMANDS; i++)
+		names[i] = commands[i].name;
+	names[N_COMMANDS] = NULL;
+	if (remat_i_suggest(name, names, near, sizeof(near)))
+		cli_error("'%s' is not a remat command; did you mean %s? (see 'remat --help')",
+			  name, near);
+	else
+		cli_error("'%s' is not a remat command (see 'remat --help')", name);
 	return CLI_EXIT_USAGE;
 }
 
@@ -213,7 +237,8 @@ int main(int argc, char **argv)
 		main_help(stdout);
 		return CLI_EXIT_OK;
 	}
-	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 ||
+	    strcmp(name, "version") == 0) {
 		printf("remat %s\n", REMAT_VERSION);
 		return CLI_EXIT_OK;
 	}
