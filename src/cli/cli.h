@@ -190,6 +190,8 @@ const struct remat_planner *cli_find_planner(const char *name);
 /* Integer text in [lo, hi]: 0, or -1 when it is not one. */
 int cli_to_long(const char *s, long lo, long hi, long *out);
 
+/* A cost for people: 6 significant digits, SI prefix from a million on. */
+void cli_format_cost(double v, char *buf, size_t size);
 /* Emit the --json object of plan and simulate (res NULL: no schedule). */
 void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 			   int64_t budget, const char *planner,

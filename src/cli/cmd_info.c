@@ -115,7 +115,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		printf("no-remat peak  %-14s (%lld bytes)\n", b2, (long long)g->no_remat_peak);
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
-		printf("baseline cost  %.6g %s\n", g->baseline_cost, g->cost_unit);
+		cli_format_cost(g->baseline_cost, b1, sizeof(b1));
+		printf("baseline cost  %s %s\n", b1, g->cost_unit);
 		if (chain->largest >= 0) {
 			const struct remat_stage *st = &chain->stages[chain->largest];
 
@@ -133,9 +134,10 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			       "treewidth)\n", width);
 		if (budget_opt.given) {
 			remat_format_bytes(budget, b1, sizeof(b1));
+			cli_format_cost(lp_bound, b2, sizeof(b2));
 			if (lp_status == 0)
-				printf("LP bound       %.6g %s at %s (checkmate model: no schedule in "
-				       "topological order costs less)\n", lp_bound, g->cost_unit, b1);
+				printf("LP bound       %s %s at %s (checkmate model: no schedule in "
+				       "topological order costs less)\n", b2, g->cost_unit, b1);
 			else if (lp_status == 1)
 				printf("LP bound       none at %s: no schedule in topological order "
 				       "fits\n", b1);

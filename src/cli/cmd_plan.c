@@ -18,19 +18,21 @@ struct progress_ctx {
 static void show_progress(void *ctx, const struct remat_progress *p)
 {
 	struct progress_ctx *pc = ctx;
-	char line[160];
+	char line[160], cost[32];
 	int len;
 
 	len = snprintf(line, sizeof(line), "%s: %s", p->planner, p->phase ? p->phase : "");
 	if (p->fraction >= 0 && len < (int)sizeof(line))
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %3.0f%%",
 				100 * p->fraction);
-	if (!isnan(p->incumbent) && len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "  best %.6g",
-				p->incumbent);
-	if (!isnan(p->bound) && len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "  bound %.6g",
-				p->bound);
+	if (!isnan(p->incumbent) && len < (int)sizeof(line)) {
+		cli_format_cost(p->incumbent, cost, sizeof(cost));
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "  best %s", cost);
+	}
+	if (!isnan(p->bound) && len < (int)sizeof(line)) {
+		cli_format_cost(p->bound, cost, sizeof(cost));
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "  bound %s", cost);
+	}
 	if (len < (int)sizeof(line))
 		snprintf(line + len, sizeof(line) - (size_t)len, "  %.1fs",
 			 remat_now() - pc->start);
