@@ -11,30 +11,6 @@
 #include "cli/cli.h"
 #include "remat/gen.h"
 
-const struct cli_opt cmd_gen_opts[] = {
-	{ "output", 'o', "FILE", "write the graph to FILE (atomically) instead of stdout", 0 },
-	{ "seed", 0, "S", "random seed, a non-negative integer (default 0)", 0 },
-	{ "mem", 0, "B", "chain: bytes per layer (1MiB); unet: top-level tensor (8MiB)", 0 },
-	{ "cost", 0, "C", "chain: cost per layer (1)", 0 },
-	{ "random", 0, NULL, "chain: draw each layer's size and cost from the ranges", 0 },
-	{ "mem-min", 0, "B", "chain --random: smallest layer (256KiB)", 0 },
-	{ "mem-max", 0, "B", "chain --random: largest layer (4MiB)", 0 },
-	{ "cost-min", 0, "C", "chain --random: smallest cost (1)", 0 },
-	{ "cost-max", 0, "C", "chain --random: largest cost (10)", 0 },
-	{ "forward", 0, NULL, "chain: the forward chain only (no loss, no backward)", 0 },
-	{ "width", 0, "W", "layered: mean layer width 2 W sqrt(N) (0.31)", 0 },
-	{ "width-var", 0, "V", "layered: widths vary by +-V of the mean (0.75)", 0 },
-	{ "edge-density", 0, "E", "layered: edge probability between layers (0.2)", 0 },
-	{ "skip-density", 0, "S", "layered: fraction of edges that skip layers (0.14)", 0 },
-	{ "mem-mean", 0, "B", "layered: mean node size in bytes (1900)", 0 },
-	{ "train", 0, NULL, "layered, unet: add the loss and backward nodes", 0 },
-	{ "backward-factor", 0, "F", "backward cost = F x forward cost (2)", 0 },
-	{ "loss-mem", 0, "B", "bytes of the loss node (4)", 0 },
-	{ "loss-cost", 0, "C", "cost of the loss node (1)", 0 },
-	{ "name", 0, "NAME", "graph name", 0 },
-	{ NULL, 0, NULL, NULL, 0 }
-};
-
 struct gen_kind {
 	const char *name;
 	const char *arg;          /* positional argument, NULL for none */
@@ -74,164 +50,135 @@ static int allowed(const struct gen_kind *k, const char *opt)
 	return 0;
 }
 
-static int parse_double(struct cli_args *a, const char *opt, double *out)
+static int parse_count(const char *what, const char *t, int32_t *out)
 {
-	const char *t = cli_get(a, opt);
-	char *end;
-	double v;
+	long v;
 
-	if (!t)
-		return 0;
-	v = strtod(t, &end);
-	if (end == t || *end || !isfinite(v) || v < 0)
-		return cli_usage_error(a, "'--%s' needs a number >= 0, not '%s'", opt, t);
-	*out = v;
-	return 0;
-}
-
-static int parse_bytes(struct cli_args *a, const char *opt, int64_t *out)
-{
-	const char *t = cli_get(a, opt);
-	struct remat_budget_spec spec;
-	struct remat_error err;
-
-	if (!t)
-		return 0;
-	remat_error_clear(&err);
-	if (remat_budget_parse(t, &spec, &err) || spec.percent ||
-	    remat_budget_resolve(&spec, 0, out, &err) || *out > REMAT_MAX_BYTES)
-		return cli_usage_error(a, "'--%s' needs a size in bytes (4096, 1.5MiB), not '%s'",
-				       opt, t);
-	return 0;
-}
-
-static int parse_count(struct cli_args *a, const char *what, const char *t,
-		       int32_t *out)
-{
-	char *end;
-	long v = strtol(t, &end, 10);
-
-	if (end == t || *end || v < 0 || v > 2000000000)
-		return cli_usage_error(a, "%s needs a non-negative integer, not '%s'", what, t);
+	if (cli_to_long(t, 0, 2000000000, &v))
+		return cli_usage_error("%s needs a non-negative integer, not '%s'", what, t);
 	*out = (int32_t)v;
-	return 0;
+	return CLI_EXIT_OK;
 }
 
-static int parse_train(struct cli_args *a, struct remat_train_opts *t)
+int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	int rc;
-
-	if ((rc = parse_double(a, "backward-factor", &t->backward_factor)) ||
-	    (rc = parse_bytes(a, "loss-mem", &t->loss_mem)) ||
-	    (rc = parse_double(a, "loss-cost", &t->loss_cost)))
-		return rc;
-	t->name = cli_get(a, "name");
-	return 0;
-}
-
-int cmd_gen(struct cli_args *a)
-{
+	struct remat_gen_chain_opts chain;
+	struct remat_gen_layered_opts layered;
+	struct remat_gen_unet_opts unet;
+	struct remat_train_opts train;
+	const char *out = "-";
+	int64_t mem = -1;   /* chain and unet: their own default when not given */
+	uint64_t seed = 0;
+	int with_train = 0;
+	struct cli_opt opts[] = {
+		OPT_STRING('o', "output", &out, "FILE",
+			   "write the graph to FILE (atomically) instead of stdout"),
+		OPT_UINT64(0, "seed", &seed, "S", "random seed, a non-negative integer (default 0)"),
+		OPT_BYTES(0, "mem", &mem, "B",
+			  "chain: bytes per layer (1MiB); unet: top-level tensor (8MiB)"),
+		OPT_NUMBER(0, "cost", &chain.cost, "C", 0, INFINITY, "chain: cost per layer (1)"),
+		OPT_FLAG(0, "random", &chain.random,
+			 "chain: draw each layer's size and cost from the ranges"),
+		OPT_BYTES(0, "mem-min", &chain.mem_min, "B", "chain --random: smallest layer (256KiB)"),
+		OPT_BYTES(0, "mem-max", &chain.mem_max, "B", "chain --random: largest layer (4MiB)"),
+		OPT_NUMBER(0, "cost-min", &chain.cost_min, "C", 0, INFINITY,
+			   "chain --random: smallest cost (1)"),
+		OPT_NUMBER(0, "cost-max", &chain.cost_max, "C", 0, INFINITY,
+			   "chain --random: largest cost (10)"),
+		OPT_FLAG(0, "forward", &chain.forward_only,
+			 "chain: the forward chain only (no loss, no backward)"),
+		OPT_NUMBER(0, "width", &layered.width, "W", 0, INFINITY,
+			   "layered: mean layer width 2 W sqrt(N) (0.31)"),
+		OPT_NUMBER(0, "width-var", &layered.width_var, "V", 0, INFINITY,
+			   "layered: widths vary by +-V of the mean (0.75)"),
+		OPT_NUMBER(0, "edge-density", &layered.edge_density, "E", 0, INFINITY,
+			   "layered: edge probability between layers (0.2)"),
+		OPT_NUMBER(0, "skip-density", &layered.skip_density, "S", 0, INFINITY,
+			   "layered: fraction of edges that skip layers (0.14)"),
+		OPT_NUMBER(0, "mem-mean", &layered.mem_mean, "B", 0, INFINITY,
+			   "layered: mean node size in bytes (1900)"),
+		OPT_FLAG(0, "train", &with_train, "layered, unet: add the loss and backward nodes"),
+		OPT_NUMBER(0, "backward-factor", &train.backward_factor, "F", 0, INFINITY,
+			   "backward cost = F x forward cost (2)"),
+		OPT_BYTES(0, "loss-mem", &train.loss_mem, "B", "bytes of the loss node (4)"),
+		OPT_NUMBER(0, "loss-cost", &train.loss_cost, "C", 0, INFINITY,
+			   "cost of the loss node (1)"),
+		OPT_STRING(0, "name", &train.name, "NAME", "graph name"),
+		OPT_END()
+	};
 	const struct gen_kind *k = NULL;
-	const char *kind = a->pos[0], *arg = a->npos > 1 ? a->pos[1] : NULL;
-	const char *out = cli_get(a, "output"), *seed_text = cli_get(a, "seed");
+	const struct cli_opt *o;
+	const char *arg;
 	struct remat_graph *g = NULL, *in = NULL;
 	struct remat_error err;
-	uint64_t seed = 0;
 	size_t i;
 	int rc;
 
+	remat_gen_chain_opts_init(&chain);
+	remat_gen_layered_opts_init(&layered);
+	remat_gen_unet_opts_init(&unet);
+	remat_train_opts_init(&train);
+	rc = cli_parse(cmd, opts, &argc, argv);
+	if (rc != CLI_GO_ON)
+		return rc;
+	arg = argc > 1 ? argv[1] : NULL;
 	remat_error_clear(&err);
 	for (i = 0; i < N_KINDS; i++)
-		if (strcmp(kinds[i].name, kind) == 0)
+		if (strcmp(kinds[i].name, argv[0]) == 0)
 			k = &kinds[i];
 	if (!k)
-		return cli_usage_error(a, "unknown generator '%s' (chain, layered, unet, train)",
-				       kind);
+		return cli_usage_error("unknown generator '%s' (chain, layered, unet, train)",
+				       argv[0]);
 	if (k->arg_required && !arg)
-		return cli_usage_error(a, "'%s' needs %s", k->name, k->arg);
-	for (i = 0; cmd_gen_opts[i].name; i++)
-		if (a->val[i] && !allowed(k, cmd_gen_opts[i].name))
-			return cli_usage_error(a, "'--%s' does not apply to '%s'",
-					       cmd_gen_opts[i].name, k->name);
-	if (seed_text) {
-		char *end;
-
-		seed = strtoull(seed_text, &end, 10);
-		if (end == seed_text || *end || seed_text[0] == '-')
-			return cli_usage_error(a, "'--seed' needs a non-negative integer, not '%s'",
-					       seed_text);
-	}
+		return cli_usage_error("'%s' needs %s", k->name, k->arg);
+	for (o = opts; o->type != CLI_OPT_END; o++)
+		if (o->given && !allowed(k, o->long_name))
+			return cli_usage_error("'--%s' does not apply to '%s'", o->long_name,
+					       k->name);
 
 	if (strcmp(k->name, "chain") == 0) {
-		struct remat_gen_chain_opts o;
-
-		remat_gen_chain_opts_init(&o);
-		if ((rc = parse_count(a, "'chain' N", arg, &o.n)) ||
-		    (rc = parse_bytes(a, "mem", &o.mem)) ||
-		    (rc = parse_double(a, "cost", &o.cost)) ||
-		    (rc = parse_bytes(a, "mem-min", &o.mem_min)) ||
-		    (rc = parse_bytes(a, "mem-max", &o.mem_max)) ||
-		    (rc = parse_double(a, "cost-min", &o.cost_min)) ||
-		    (rc = parse_double(a, "cost-max", &o.cost_max)) ||
-		    (rc = parse_train(a, &o.train)))
+		if ((rc = parse_count("'chain' N", arg, &chain.n)))
 			return rc;
-		o.random = cli_flag(a, "random");
-		o.forward_only = cli_flag(a, "forward");
-		o.seed = seed;
-		rc = remat_gen_chain(&o, &g, &err);
+		if (mem >= 0)
+			chain.mem = mem;
+		chain.seed = seed;
+		chain.train = train;
+		rc = remat_gen_chain(&chain, &g, &err);
 	} else if (strcmp(k->name, "layered") == 0) {
-		struct remat_gen_layered_opts o;
-		struct remat_train_opts t;
-
-		remat_gen_layered_opts_init(&o);
-		remat_train_opts_init(&t);
-		if ((rc = parse_count(a, "'layered' N", arg, &o.n)) ||
-		    (rc = parse_double(a, "width", &o.width)) ||
-		    (rc = parse_double(a, "width-var", &o.width_var)) ||
-		    (rc = parse_double(a, "edge-density", &o.edge_density)) ||
-		    (rc = parse_double(a, "skip-density", &o.skip_density)) ||
-		    (rc = parse_double(a, "mem-mean", &o.mem_mean)) ||
-		    (rc = parse_train(a, &t)))
+		if ((rc = parse_count("'layered' N", arg, &layered.n)))
 			return rc;
-		o.seed = seed;
-		o.name = t.name;
-		rc = remat_gen_layered(&o, &in, &err);
-		if (rc == REMAT_OK && cli_flag(a, "train")) {
-			rc = remat_graph_train(in, &t, &g, &err);
+		layered.seed = seed;
+		layered.name = train.name;
+		rc = remat_gen_layered(&layered, &in, &err);
+		if (rc == REMAT_OK && with_train) {
+			rc = remat_graph_train(in, &train, &g, &err);
 		} else if (rc == REMAT_OK) {
 			g = in;
 			in = NULL;
 		}
 	} else if (strcmp(k->name, "unet") == 0) {
-		struct remat_gen_unet_opts o;
-
-		remat_gen_unet_opts_init(&o);
-		if ((arg && (rc = parse_count(a, "'unet' DEPTH", arg, &o.depth))) ||
-		    (rc = parse_bytes(a, "mem", &o.mem)) ||
-		    (rc = parse_train(a, &o.train_opts)))
+		if (arg && (rc = parse_count("'unet' DEPTH", arg, &unet.depth)))
 			return rc;
-		o.train = cli_flag(a, "train");
-		o.name = o.train_opts.name;
-		rc = remat_gen_unet(&o, &g, &err);
+		if (mem >= 0)
+			unet.mem = mem;
+		unet.train = with_train;
+		unet.train_opts = train;
+		unet.name = train.name;
+		rc = remat_gen_unet(&unet, &g, &err);
 	} else {
-		struct remat_train_opts t;
-
-		remat_train_opts_init(&t);
-		if ((rc = parse_train(a, &t)))
-			return rc;
 		rc = remat_graph_load_file(arg, &in, &err);
 		if (rc == REMAT_OK)
-			rc = remat_graph_train(in, &t, &g, &err);
+			rc = remat_graph_train(in, &train, &g, &err);
 	}
 	if (rc == REMAT_OK)
-		rc = remat_graph_write_file(out ? out : "-", g, &err);
+		rc = remat_graph_write_file(out, g, &err);
 	remat_graph_free(in);
 	remat_graph_free(g);
+	if (rc == REMAT_EUSAGE)
+		return cli_usage_error("%s", err.msg);
 	if (rc) {
-		if (rc == REMAT_EUSAGE)
-			return cli_usage_error(a, "%s", err.msg);
 		cli_error("%s", err.msg);
 		return cli_exit_code(rc);
 	}
-	return 0;
+	return CLI_EXIT_OK;
 }

@@ -5,59 +5,59 @@
 #include "remat/chain.h"
 #include "core/util.h"
 
-const struct cli_opt cmd_info_opts[] = {
-	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
-	{ "budget", 'b', "B", "also bound the cost at budget B: the LP relaxation of the "
-	  "checkmate model", 0 },
-	{ NULL, 0, NULL, NULL, 0 }
-};
-
 /* The LP bound at --budget: never more than this many seconds of LP. */
 #define INFO_LP_SECONDS 15
 
-int cmd_info(struct cli_args *a)
+static void json_error(const char *msg)
 {
+	fputs("{\"error\": ", stdout);
+	remat_i_json_write_str(stdout, msg);
+	fputs("}\n", stdout);
+}
+
+int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct cli_budget budget_opt = CLI_BUDGET_INIT;
+	int json = 0, rc, code;
+	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
+	struct cli_opt opts[] = {
+		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
+		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
+			   "relaxation of the checkmate model"),
+		OPT_END()
+	};
 	struct remat_graph *g = NULL;
 	struct remat_chain *chain = NULL;
 	struct remat_error err;
-	int json = cli_flag(a, "json"), rc;
-	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
 	struct remat_treedec td;
-	const char *btext = cli_get(a, "budget");
 	int64_t budget = -1;
 	double lp_bound = 0;
 
+	code = cli_parse(cmd, opts, &argc, argv);
+	if (code != CLI_GO_ON) {
+		if (json && budget_opt.err.code)
+			json_error(budget_opt.err.msg);
+		return code;
+	}
 	remat_error_clear(&err);
-	rc = remat_graph_load_file(a->pos[0], &g, &err);
-	if (rc == REMAT_OK && btext)
-		rc = remat_budget_bytes(btext, g->no_remat_peak, &budget, &err);
-	if (rc == REMAT_OK && btext)
+	rc = remat_graph_load_file(argv[0], &g, &err);
+	if (rc == REMAT_OK && budget_opt.given)
+		rc = remat_budget_resolve(&budget_opt.spec, g->no_remat_peak, &budget, &err);
+	if (rc == REMAT_OK && budget_opt.given)
 		rc = remat_bound_lp(g, budget, INFO_LP_SECONDS, &lp_bound, &lp_status, &err);
+	if (rc == REMAT_OK)
+		rc = remat_chain_build(g, &chain, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
-		if (json) {
-			fputs("{\"error\": ", stdout);
-			remat_i_json_write_str(stdout, err.msg);
-			fputs("}\n", stdout);
-		}
+		if (json)
+			json_error(err.msg);
 		remat_graph_free(g);
 		return cli_exit_code(rc);
 	}
 	for (v = 0; v < g->n; v++)
 		counts[g->kind[v]]++;
-	rc = remat_chain_build(g, &chain, &err);
-	if (rc) {
-		cli_error("%s", err.msg);
-		if (json) {
-			fputs("{\"error\": ", stdout);
-			remat_i_json_write_str(stdout, err.msg);
-			fputs("}\n", stdout);
-		}
-		remat_graph_free(g);
-		return cli_exit_code(rc);
-	}
 	/* The width is informative: left out (null) if the heuristic fails. */
 	if (remat_treedec_build(g, NULL, &td, &err) == REMAT_OK)
 		width = td.width;
@@ -80,7 +80,7 @@ int cmd_info(struct cli_args *a)
 			printf(", \"treewidth\": %d", width);
 		else
 			printf(", \"treewidth\": null");
-		if (btext) {
+		if (budget_opt.given) {
 			/* lp_lower_bound: null when infeasible or not computed. */
 			printf(", \"budget\": %lld, \"lp_lower_bound\": ", (long long)budget);
 			if (lp_status == 0)
@@ -101,7 +101,7 @@ int cmd_info(struct cli_args *a)
 		remat_format_bytes(g->total_mem, b1, sizeof(b1));
 		remat_format_bytes(g->no_remat_peak, b2, sizeof(b2));
 		remat_format_bytes(g->min_peak_lower_bound, b3, sizeof(b3));
-		printf("graph          %s (%s)\n", g->name, a->pos[0]);
+		printf("graph          %s (%s)\n", g->name, argv[0]);
 		printf("nodes          %d: %d input, %d forward, %d loss, %d backward, %d op\n",
 		       g->n, counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
 		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],
@@ -114,7 +114,8 @@ int cmd_info(struct cli_args *a)
 		printf("no-remat peak  %-14s (%lld bytes)\n", b2, (long long)g->no_remat_peak);
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
-		printf("baseline cost  %.6g %s\n", g->baseline_cost, g->cost_unit);
+		cli_format_cost(g->baseline_cost, b1, sizeof(b1));
+		printf("baseline cost  %s %s\n", b1, g->cost_unit);
 		if (chain->largest >= 0) {
 			const struct remat_stage *st = &chain->stages[chain->largest];
 
@@ -130,11 +131,12 @@ int cmd_info(struct cli_args *a)
 		if (width >= -1)
 			printf("tree width     %d (min-fill heuristic, an upper bound on the "
 			       "treewidth)\n", width);
-		if (btext) {
+		if (budget_opt.given) {
 			remat_format_bytes(budget, b1, sizeof(b1));
+			cli_format_cost(lp_bound, b2, sizeof(b2));
 			if (lp_status == 0)
-				printf("LP bound       %.6g %s at %s (checkmate model: no schedule in "
-				       "topological order costs less)\n", lp_bound, g->cost_unit, b1);
+				printf("LP bound       %s %s at %s (checkmate model: no schedule in "
+				       "topological order costs less)\n", b2, g->cost_unit, b1);
 			else if (lp_status == 1)
 				printf("LP bound       none at %s: no schedule in topological order "
 				       "fits\n", b1);
@@ -145,5 +147,5 @@ int cmd_info(struct cli_args *a)
 	}
 	remat_chain_free(chain);
 	remat_graph_free(g);
-	return 0;
+	return CLI_EXIT_OK;
 }

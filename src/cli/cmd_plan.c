@@ -10,18 +10,6 @@
 #include "core/util.h"
 #include "tool/svg.h"
 
-const struct cli_opt cmd_plan_opts[] = {
-	{ "budget", 'b', "B", "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak", 0 },
-	{ "planner", 'p', "NAME", "planner to run (default auto; see 'remat planners')", 0 },
-	{ "output", 'o', "FILE", "write the schedule to FILE (atomically)", 0 },
-	{ "time-limit", 't', "SECONDS", "stop searching after SECONDS (default: none)", 0 },
-	{ "seed", 0, "N", "seed for randomized planners (default 1)", 0 },
-	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
-	{ "quiet", 'q', NULL, "no progress display", 0 },
-	{ "timeline", 0, "FILE", "draw memory at every step to FILE (SVG, written atomically)", 0 },
-	{ NULL, 0, NULL, NULL, 0 }
-};
-
 struct progress_ctx {
 	int shown;
 	double start;
@@ -30,19 +18,21 @@ struct progress_ctx {
 static void show_progress(void *ctx, const struct remat_progress *p)
 {
 	struct progress_ctx *pc = ctx;
-	char line[160];
+	char line[160], cost[32];
 	int len;
 
 	len = snprintf(line, sizeof(line), "%s: %s", p->planner, p->phase ? p->phase : "");
 	if (p->fraction >= 0 && len < (int)sizeof(line))
 		len += snprintf(line + len, sizeof(line) - (size_t)len, " %3.0f%%",
 				100 * p->fraction);
-	if (!isnan(p->incumbent) && len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "  best %.6g",
-				p->incumbent);
-	if (!isnan(p->bound) && len < (int)sizeof(line))
-		len += snprintf(line + len, sizeof(line) - (size_t)len, "  bound %.6g",
-				p->bound);
+	if (!isnan(p->incumbent) && len < (int)sizeof(line)) {
+		cli_format_cost(p->incumbent, cost, sizeof(cost));
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "  best %s", cost);
+	}
+	if (!isnan(p->bound) && len < (int)sizeof(line)) {
+		cli_format_cost(p->bound, cost, sizeof(cost));
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "  bound %s", cost);
+	}
 	if (len < (int)sizeof(line))
 		snprintf(line + len, sizeof(line) - (size_t)len, "  %.1fs",
 			 remat_now() - pc->start);
@@ -51,13 +41,31 @@ static void show_progress(void *ctx, const struct remat_progress *p)
 	pc->shown = 1;
 }
 
-int cmd_plan(struct cli_args *a)
+int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	const char *gpath = a->pos[0], *btext = cli_get(a, "budget");
-	const char *pname = cli_get(a, "planner"), *out = cli_get(a, "output");
-	const char *tl = cli_get(a, "time-limit"), *seed_text = cli_get(a, "seed");
+	const char *pname = "auto", *out = NULL, *timeline = NULL;
+	struct cli_budget budget = CLI_BUDGET_INIT;
+	struct cli_planner_opts popts = { NULL, 0 };
+	int json = 0, quiet = 0, rc, code, i;
+	double t0, elapsed, limit = 0;
+	uint64_t seed = 1;
+	struct cli_opt opts[] = {
+		OPT_BUDGET_REQUIRED('b', "budget", &budget,
+				    "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak"),
+		OPT_STRING('p', "planner", &pname, "NAME",
+			   "planner to run (default auto; see 'remat planners')"),
+		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically)"),
+		OPT_SECONDS('t', "time-limit", &limit,
+			    "stop searching after SECONDS (default: none)"),
+		OPT_UINT64(0, "seed", &seed, "N", "seed for randomized planners (default 1)"),
+		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
+		OPT_FLAG('q', "quiet", &quiet, "no progress display"),
+		OPT_STRING(0, "timeline", &timeline, "FILE",
+			   "draw memory at every step to FILE (SVG, written atomically)"),
+		OPT_PLANNER_OPTIONS(&popts),
+		OPT_END()
+	};
 	const struct remat_planner *p;
-	struct remat_budget_spec spec;
 	struct remat_graph *g = NULL;
 	struct remat_schedule s;
 	struct remat_sim_result res;
@@ -65,45 +73,34 @@ int cmd_plan(struct cli_args *a)
 	struct remat_plan_report report;
 	struct remat_error err;
 	struct progress_ctx pc = { 0, 0 };
-	int json = cli_flag(a, "json"), rc, code, i;
-	double t0, elapsed, limit = 0;
-	uint64_t seed = 1;
 
+	code = cli_parse(cmd, opts, &argc, argv);
+	if (code != CLI_GO_ON) {
+		/* An unreadable budget is the one usage error --json reports. */
+		if (json && budget.err.code)
+			cli_print_result_json(stdout, NULL, -1, cli_given(opts, "planner") ?
+					      cli_given(opts, "planner") : "auto", NULL, 0,
+					      budget.err.msg, NULL);
+		return code;
+	}
 	remat_error_clear(&err);
 	remat_schedule_init(&s);
-	if (!btext)
-		return cli_usage_error(a, "'--budget' is required");
-	if (remat_budget_parse(btext, &spec, &err)) {
-		cli_error("%s", err.msg);
-		if (json)
-			cli_print_result_json(stdout, NULL, -1, pname ? pname : "auto", NULL, 0,
-					      err.msg, NULL);
-		return 2;
+	p = cli_find_planner(pname);
+	if (!p) {
+		code = CLI_EXIT_USAGE;
+		goto done;
 	}
-	if (!pname)
-		pname = "auto";
-	p = remat_planner_find(pname);
-	if (!p)
-		return cli_usage_error(a, "unknown planner '%s' (see 'remat planners')", pname);
-	for (i = 0; i < a->n_popts; i++)
-		if (strcmp(p->name, "auto") != 0 && !remat_planner_has_option(p, a->popts[i].key))
-			return cli_usage_error(a, "option '--%s' does not apply to planner '%s'",
-					       a->popts[i].key, p->name);
-	if (tl && (limit = cli_parse_seconds(tl)) < 0)
-		return cli_usage_error(a, "'--time-limit' needs a number of seconds, not '%s'", tl);
-	if (seed_text) {
-		char *end;
-
-		seed = strtoull(seed_text, &end, 10);
-		if (end == seed_text || *end || seed_text[0] == '-')
-			return cli_usage_error(a, "'--seed' needs a non-negative integer, not '%s'",
-					       seed_text);
-	}
+	for (i = 0; i < popts.n; i++)
+		if (strcmp(p->name, "auto") != 0 && !remat_planner_has_option(p, popts.v[i].key)) {
+			code = cli_usage_error("option '--%s' does not apply to planner '%s'",
+					       popts.v[i].key, p->name);
+			goto done;
+		}
 
 	memset(&req, 0, sizeof(req));
-	rc = remat_graph_load_file(gpath, &g, &err);
+	rc = remat_graph_load_file(argv[0], &g, &err);
 	if (rc == REMAT_OK)
-		rc = remat_budget_resolve(&spec, g->no_remat_peak, &req.budget, &err);
+		rc = remat_budget_resolve(&budget.spec, g->no_remat_peak, &req.budget, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
 		if (json)
@@ -115,14 +112,14 @@ int cmd_plan(struct cli_args *a)
 	req.graph = g;
 	req.time_limit = limit;
 	req.seed = seed;
-	req.options = a->popts;
-	req.n_options = a->n_popts;
+	req.options = popts.v;
+	req.n_options = popts.n;
 	req.report = &report;
 	t0 = remat_now();
 	pc.start = t0;
 	if (limit > 0)
 		req.deadline = t0 + limit;
-	if (!cli_flag(a, "quiet") && isatty(STDERR_FILENO)) {
+	if (!quiet && isatty(STDERR_FILENO)) {
 		req.progress = show_progress;
 		req.progress_ctx = &pc;
 	}
@@ -136,15 +133,14 @@ int cmd_plan(struct cli_args *a)
 		rc = remat_schedule_write(out, g, &s, &meta, &err);
 	}
 	/* Also over budget: the picture shows where it does not fit. */
-	if ((rc == REMAT_OK || (rc == REMAT_ENOFIT && res.valid)) && cli_get(a, "timeline")) {
+	if ((rc == REMAT_OK || (rc == REMAT_ENOFIT && res.valid)) && timeline) {
 		char label[96];
 		int trc;
 
 		snprintf(label, sizeof(label), "planner %s%s%s%s", p->name,
 			 report.chosen[0] ? " (chose " : "", report.chosen,
 			 report.chosen[0] ? ")" : "");
-		trc = remat_i_svg_timeline_write(cli_get(a, "timeline"), g, &s, req.budget, label,
-						 &err);
+		trc = remat_i_svg_timeline_write(timeline, g, &s, req.budget, label, &err);
 		if (trc)
 			rc = trc;
 	}
@@ -168,9 +164,10 @@ int cmd_plan(struct cli_args *a)
 		if (out)
 			printf("  written to  %s\n", out);
 	}
-	code = 0;
+	code = CLI_EXIT_OK;
 done:
 	remat_schedule_release(&s);
 	remat_graph_free(g);
+	cli_release(opts);
 	return code;
 }

@@ -3,16 +3,15 @@
 
 #include "cli/cli.h"
 
-const struct cli_opt cmd_planners_opts[] = {
-	{ NULL, 0, NULL, NULL, 0 }
-};
-
-int cmd_planners(struct cli_args *a)
+int cmd_planners(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	const struct remat_planner *const *pp;
+	struct cli_opt opts[] = { OPT_END() };
+	int code = cli_parse(cmd, opts, &argc, argv);
 
-	(void)a;
+	if (code != CLI_GO_ON)
+		return code;
 	for (pp = remat_planner_list(); *pp; pp++)
 		printf("%-12s %s\n", (*pp)->name, (*pp)->summary);
-	return 0;
+	return CLI_EXIT_OK;
 }

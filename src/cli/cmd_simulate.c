@@ -5,36 +5,39 @@
 #include "core/util.h"
 #include "tool/svg.h"
 
-const struct cli_opt cmd_simulate_opts[] = {
-	{ "budget", 'b', "B", "also check the peak against B (bytes, 4GiB, 60%, ...)", 0 },
-	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
-	{ "timeline", 0, "FILE", "draw memory at every step to FILE (SVG, written atomically)", 0 },
-	{ NULL, 0, NULL, NULL, 0 }
-};
-
-int cmd_simulate(struct cli_args *a)
+int cmd_simulate(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	const char *gpath = a->pos[0], *spath = a->pos[1];
-	const char *btext = cli_get(a, "budget");
-	struct remat_budget_spec spec;
+	struct cli_budget budget_opt = CLI_BUDGET_INIT;
+	const char *timeline = NULL, *gpath, *spath;
+	int json = 0, rc, code;
+	struct cli_opt opts[] = {
+		OPT_BUDGET('b', "budget", &budget_opt,
+			   "also check the peak against B (bytes, 4GiB, 60%, ...)"),
+		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
+		OPT_STRING(0, "timeline", &timeline, "FILE",
+			   "draw memory at every step to FILE (SVG, written atomically)"),
+		OPT_END()
+	};
 	struct remat_graph *g = NULL;
 	struct remat_schedule s;
 	struct remat_sim_result res;
 	struct remat_error err;
-	int json = cli_flag(a, "json"), rc, code;
 	int64_t budget = -1;
 
+	code = cli_parse(cmd, opts, &argc, argv);
+	if (code != CLI_GO_ON) {
+		if (json && budget_opt.err.code)
+			cli_print_result_json(stdout, NULL, -1, NULL, NULL, 0, budget_opt.err.msg,
+					      NULL);
+		return code;
+	}
+	gpath = argv[0];
+	spath = argv[1];
 	remat_error_clear(&err);
 	remat_schedule_init(&s);
-	if (btext && remat_budget_parse(btext, &spec, &err)) {
-		cli_error("%s", err.msg);
-		if (json)
-			cli_print_result_json(stdout, NULL, -1, NULL, NULL, 0, err.msg, NULL);
-		return 2;
-	}
 	rc = remat_graph_load_file(gpath, &g, &err);
-	if (rc == REMAT_OK && btext)
-		rc = remat_budget_resolve(&spec, g->no_remat_peak, &budget, &err);
+	if (rc == REMAT_OK && budget_opt.given)
+		rc = remat_budget_resolve(&budget_opt.spec, g->no_remat_peak, &budget, &err);
 	if (rc == REMAT_OK)
 		rc = remat_schedule_read(spath, g, &s, &err);
 	if (rc == REMAT_OK)
@@ -53,17 +56,16 @@ int cmd_simulate(struct cli_args *a)
 		cli_error("%s", msg);
 		if (json)
 			cli_print_result_json(stdout, &res, budget, NULL, NULL, 0, msg, NULL);
-		code = 1;
+		code = CLI_EXIT_INPUT;
 		goto done;
 	}
-	if (cli_get(a, "timeline") &&
-	    (rc = remat_i_svg_timeline_write(cli_get(a, "timeline"), g, &s, budget,
-					     remat_i_basename(spath), &err))) {
+	if (timeline && (rc = remat_i_svg_timeline_write(timeline, g, &s, budget,
+							 remat_i_basename(spath), &err))) {
 		cli_error("%s", err.msg);
 		code = cli_exit_code(rc);
 		goto done;
 	}
-	code = res.feasible ? 0 : 3;
+	code = res.feasible ? CLI_EXIT_OK : CLI_EXIT_NOFIT;
 	if (json) {
 		char msg[200] = "";
 

@@ -1,19 +1,45 @@
 /* output.c - the result reports of plan and simulate, as JSON and as text. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "core/util.h"
 
-double cli_parse_seconds(const char *s)
+/*
+ * Costs for people, never in exponent notation (3.41323e+11 breaks the
+ * summary's columns): up to six significant digits as they are below a
+ * million ("805", "1011", "2.5"), with an SI prefix from a million on
+ * ("341.323 G" for 3.41323e+11, "1.5 M").
+ */
+void cli_format_cost(double v, char *buf, size_t size)
 {
-	char *end;
-	double v = strtod(s, &end);
+	static const char prefix[] = "kMGTPEZY";
+	double a = fabs(v), x;
+	int k;
 
-	if (end == s || *end || !isfinite(v) || v < 0)
-		return -1;
-	return v;
+	if (isfinite(v) && a >= 999999.5) {
+		/* The first prefix that leaves under 1000 after rounding. */
+		for (k = 1, x = a / 1000; x >= 999.9995 && k < 8; k++)
+			x /= 1000;
+		if (x < 999.9995) {
+			snprintf(buf, size, "%.6g %c", v < 0 ? -x : x, prefix[k - 1]);
+			return;
+		}
+	}
+	if (isfinite(v) && a != 0 && a < 1e-4) {
+		/* Small costs: fixed notation, six significant digits. */
+		int decimals = 5 - (int)floor(log10(a));
+		size_t len;
+
+		snprintf(buf, size, "%.*f", decimals, v);
+		len = strlen(buf);
+		while (len > 0 && buf[len - 1] == '0')
+			buf[--len] = '\0';
+		return;
+	}
+	snprintf(buf, size, "%.6g", v);
 }
 
 void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
@@ -79,9 +105,11 @@ void cli_print_result_text(FILE *f, const struct remat_graph *g,
 	if (g->no_remat_peak > 0)
 		fprintf(f, "  no-remat    %-14s peak is %.1f%% of it\n", c,
 			100.0 * (double)res->peak_mem / (double)g->no_remat_peak);
-	snprintf(a, sizeof(a), "%.6g %s", res->cost, g->cost_unit);
-	fprintf(f, "  cost        %-14s baseline %.6g, overhead %+.2f%%\n", a,
-		res->baseline_cost, 100.0 * res->overhead);
+	cli_format_cost(res->cost, c, sizeof(c));
+	snprintf(a, sizeof(a), "%s %s", c, g->cost_unit);
+	cli_format_cost(res->baseline_cost, b, sizeof(b));
+	fprintf(f, "  cost        %-14s baseline %s, overhead %+.2f%%\n", a, b,
+		100.0 * res->overhead);
 	fprintf(f, "  computes    %-14lld recomputes %lld\n", (long long)res->computes,
 		(long long)res->recomputes);
 }

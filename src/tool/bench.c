@@ -28,6 +28,7 @@
 
 #include "core/proc.h"
 #include "tool/bench.h"
+#include "tool/suggest.h"
 #include "core/util.h"
 
 _Static_assert(sizeof(struct remat_i_row) <= PIPE_BUF,
@@ -84,7 +85,20 @@ int remat_i_bench_planners(const char *spec, const struct remat_planner ***out,
 			}
 		}
 		if (!found) {
+			const char *names[66];
+			char near[200];
+			int m = 0;
+
+			for (i = 0; i < total && m < 63; i++)
+				names[m++] = all[i]->name;
+			names[m++] = "all";
+			names[m++] = "fast";
+			names[m] = NULL;
 			free(on);
+			if (remat_i_suggest(name, names, near, sizeof(near)))
+				return REMAT_FAIL(err, REMAT_EUSAGE, "unknown planner '%s'; did you "
+						  "mean %s? (see 'remat planners'; also 'all' and "
+						  "'fast')", name, near);
 			return REMAT_FAIL(err, REMAT_EUSAGE, "unknown planner '%s' (see 'remat "
 					  "planners'; also 'all' and 'fast')", name);
 		}
