@@ -25,8 +25,18 @@ static void ignore_warning(const char *reason, const char *file, int line)
 
 void remat_i_igraph_setup(void)
 {
+	/*
+	 * Once per thread, before the first igraph call libremat makes
+	 * (igraph keeps its handlers per thread when built with thread-local
+	 * storage, globally otherwise: once per thread covers both).
+	 */
+	static _Thread_local int done;
+
+	if (done)
+		return;
 	igraph_set_error_handler(record_error);
 	igraph_set_warning_handler(ignore_warning);
+	done = 1;
 }
 
 int remat_i_igraph_check(igraph_error_t rc, const char *what,
