@@ -36,6 +36,7 @@
 #ifndef REMAT_PLANNER_H
 #define REMAT_PLANNER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "remat/error.h"
@@ -77,6 +78,13 @@ struct remat_plan_request {
 	int64_t budget;               /* bytes */
 	double time_limit;            /* seconds, 0 for none */
 	double deadline;              /* remat_now() value, 0 for none */
+	/*
+	 * May be NULL.  Once *stop is nonzero the request counts as out of
+	 * time (remat_plan_expired()): planners finish with what they have,
+	 * as at the deadline.  Set from a signal handler to stop a long
+	 * search and keep its best schedule.
+	 */
+	const volatile sig_atomic_t *stop;
 	uint64_t seed;
 	const struct remat_kv *options; /* planner options, by name */
 	int n_options;
@@ -141,7 +149,7 @@ void remat_plan_report_init(struct remat_plan_report *r);
 /* Monotonic wall clock in seconds. */
 double remat_now(void);
 
-/* Has the request's deadline passed? */
+/* Has the request's deadline passed, or has *req->stop been set? */
 int remat_plan_expired(const struct remat_plan_request *req);
 
 /* Send progress if the request has a callback. */

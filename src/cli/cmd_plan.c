@@ -1,6 +1,7 @@
 /* cmd_plan.c - remat plan: run a planner, judge, report, write. */
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,59 @@
 #include "cli/cli.h"
 #include "core/util.h"
 #include "tool/svg.h"
+
+/* Without --time-limit: planners stop searching after this many seconds. */
+#define PLAN_DEFAULT_SECONDS 10.0
+
+/*
+ * Ctrl-C: the first one stops the search and the plan finishes with the
+ * best schedule found (written with -o as usual); a second one kills.
+ */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	if (interrupted) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	interrupted = 1;
+}
+
+/* The nodes recomputed (the first few, and how many), for the summary. */
+static void print_recomputed(const struct remat_graph *g, const struct remat_schedule *s)
+{
+	uint8_t *seen = calloc((size_t)g->n + 1, 1), *listed = calloc((size_t)g->n + 1, 1);
+	int64_t i, shown = 0, distinct = 0;
+
+	if (!seen || !listed) {
+		free(seen);
+		free(listed);
+		return;
+	}
+	for (i = 0; i < s->n; i++) {
+		int32_t v = s->steps[i].node;
+
+		if (s->steps[i].op != REMAT_OP_COMPUTE)
+			continue;
+		if (seen[v] && !listed[v]) {
+			listed[v] = 1;
+			distinct++;
+			if (shown < 5) {
+				printf("%s%s", shown ? ", " : "  recomputed  ", g->id[v]);
+				shown++;
+			}
+		}
+		seen[v] = 1;
+	}
+	if (distinct > shown)
+		printf(" and %lld more", (long long)(distinct - shown));
+	if (distinct)
+		printf(" (%lld nodes)\n", (long long)distinct);
+	free(seen);
+	free(listed);
+}
 
 struct progress_ctx {
 	int shown;
@@ -47,7 +101,8 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	struct cli_budget budget = CLI_BUDGET_INIT;
 	struct cli_planner_opts popts = { NULL, 0 };
 	int json = 0, quiet = 0, rc, code, i;
-	double t0, elapsed, limit = 0;
+	double t0 = remat_now(), elapsed, limit = PLAN_DEFAULT_SECONDS;
+	struct sigaction sa, old_int;
 	uint64_t seed = 1;
 	struct cli_opt opts[] = {
 		OPT_BUDGET_REQUIRED('b', "budget", &budget,
@@ -56,7 +111,8 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 			   "planner to run (default auto; see 'remat planners')"),
 		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically)"),
 		OPT_SECONDS('t', "time-limit", &limit,
-			    "stop searching after SECONDS (default: none)"),
+			    "stop searching SECONDS after the command starts, loading "
+			    "included, and keep the best schedule (default 10; 0: no limit)"),
 		OPT_UINT64(0, "seed", &seed, "N", "seed for randomized planners (default 1)"),
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_FLAG('q', "quiet", &quiet, "no progress display"),
@@ -115,7 +171,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	req.options = popts.v;
 	req.n_options = popts.n;
 	req.report = &report;
-	t0 = remat_now();
+	/* The limit counts from the start of the command: loading included. */
 	pc.start = t0;
 	if (limit > 0)
 		req.deadline = t0 + limit;
@@ -123,8 +179,18 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		req.progress = show_progress;
 		req.progress_ctx = &pc;
 	}
+	interrupted = 0;
+	req.stop = &interrupted;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
 	rc = remat_plan_run(p, &req, &s, &res, &err);
+	sigaction(SIGINT, &old_int, NULL);
 	elapsed = remat_now() - t0;
+	if (interrupted && !report.note[0])
+		snprintf(report.note, sizeof(report.note), "interrupted: the best schedule "
+			 "found before Ctrl-C");
 	if (pc.shown)
 		fputs("\r\033[K", stderr);
 	if (rc == REMAT_OK && out) {
@@ -161,6 +227,16 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		       report.chosen[0] ? " (chose " : "", report.chosen,
 		       report.chosen[0] ? ")" : "", (long long)s.n, elapsed);
 		cli_print_result_text(stdout, g, &res, req.budget);
+		print_recomputed(g, &s);
+		if (!isnan(report.lower_bound)) {
+			char lb[32];
+
+			cli_format_cost(report.lower_bound, lb, sizeof(lb));
+			printf("  bound       %s %s   gap %.2f%%%s\n", lb, g->cost_unit,
+			       100 * report.gap, report.optimal == 1 ? " (optimal)" : "");
+		}
+		if (report.note[0])
+			printf("  note        %s\n", report.note);
 		if (out)
 			printf("  written to  %s\n", out);
 	}

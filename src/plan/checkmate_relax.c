@@ -45,7 +45,8 @@ static uint64_t next_rand(uint64_t *s)
 
 /* Solve the relaxation of cm (built here); REMAT_OK with res filled. */
 static int solve_lp(struct remat_i_cm *cm, int backend, double deadline,
-		    struct remat_i_milp_result *res, struct remat_error *err)
+		    const volatile sig_atomic_t *stop, struct remat_i_milp_result *res,
+		    struct remat_error *err)
 {
 	struct remat_i_milp_opts mo;
 
@@ -53,13 +54,14 @@ static int solve_lp(struct remat_i_cm *cm, int backend, double deadline,
 	memset(&mo, 0, sizeof(mo));
 	mo.relax = 1;
 	mo.deadline = deadline;
+	mo.stop = stop;
 	return remat_i_milp_solve(backend, &cm->lp, &mo, res, err);
 }
 
 
 static int expired(const struct remat_i_cm_rounding *r)
 {
-	return r->deadline > 0 && remat_now() >= r->deadline;
+	return (r->req->stop && *r->req->stop) || (r->deadline > 0 && remat_now() >= r->deadline);
 }
 
 /* Normalize cand (R set); keep it when its peak fits and it is cheaper. */
@@ -159,7 +161,7 @@ int remat_i_cm_lp_round(struct remat_i_cm_rounding *r, int backend, long rounds,
 		if (rc)
 			break;
 		remat_i_milp_result_release(&lr);
-		rc = solve_lp(&lpm, backend, r->deadline, &lr, err);
+		rc = solve_lp(&lpm, backend, r->deadline, r->req->stop, &lr, err);
 		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
 			if (step == 0)
 				*lb = lr.obj;
@@ -219,7 +221,7 @@ int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_secon
 	}
 	if (*status == REMAT_BOUND_NOT_TRIED && cols <= LP_MAX_COLS &&
 	    (max_seconds <= 0 || lp_seconds(nnz) <= max_seconds)) {
-		rc = solve_lp(&cm, REMAT_I_MILP_CBC, 0, &lr, err);
+		rc = solve_lp(&cm, REMAT_I_MILP_CBC, 0, NULL, &lr, err);
 		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
 			*bound = lr.obj;
 			*status = REMAT_BOUND_OK;

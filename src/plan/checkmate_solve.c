@@ -144,6 +144,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 		goto done;
 	memset(&mo, 0, sizeof(mo));
 	mo.deadline = solver_deadline(req, cm->lp.nnz);
+	mo.stop = req->stop;
 	mo.gap = o->gap;
 	if (have_inc) {
 		double excess;
@@ -216,7 +217,9 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 		goto done;
 	}
 	if (mr.stopped && !note[0])
-		snprintf(note, sizeof(note), "stopped by the time limit");
+		snprintf(note, sizeof(note), "%s", req->stop && *req->stop ?
+			 "interrupted: the best schedule so far, not proven optimal" :
+			 "stopped by the time limit");
 finish:
 	rc = remat_i_cm_schedule(cm, inc, out, err);
 	if (rc == REMAT_OK)

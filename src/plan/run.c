@@ -16,7 +16,7 @@
 
 int remat_plan_expired(const struct remat_plan_request *req)
 {
-	return req->deadline > 0 && remat_now() >= req->deadline;
+	return (req->stop && *req->stop) || (req->deadline > 0 && remat_now() >= req->deadline);
 }
 
 void remat_plan_progress(const struct remat_plan_request *req,

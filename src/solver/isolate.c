@@ -68,24 +68,30 @@ static int write_all(int fd, const void *buf, size_t len)
 }
 
 /*
- * Read len bytes from fd before the deadline (0: none).  Returns 0 when
- * done, -1 on end of file or error, 1 when the deadline passed.
+ * Read len bytes from fd before the deadline (0: none) and before *stop
+ * is set (stop may be NULL; a signal that sets it interrupts poll(), and
+ * poll wakes up every 100 ms in any case).  Returns 0 when done, -1 on
+ * end of file or error, 1 when the deadline passed or stop was set.
  */
-static int read_all(int fd, void *buf, size_t len, double deadline)
+static int read_all(int fd, void *buf, size_t len, double deadline,
+		    const volatile sig_atomic_t *stop)
 {
 	char *p = buf;
 
 	while (len > 0) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		int timeout = -1, pr;
+		int timeout = stop ? 100 : -1, pr;
 		ssize_t r;
 
+		if (stop && *stop)
+			return 1;
 		if (deadline > 0) {
 			double left = deadline - remat_now();
 
 			if (left <= 0)
 				return 1;
-			timeout = (int)(left * 1000) + 1;
+			if (timeout < 0 || left * 1000 + 1 < timeout)
+				timeout = (int)(left * 1000) + 1;
 		}
 		pr = poll(&pfd, 1, timeout);
 		if (pr < 0 && errno == EINTR)
@@ -93,7 +99,7 @@ static int read_all(int fd, void *buf, size_t len, double deadline)
 		if (pr < 0)
 			return -1;
 		if (pr == 0)
-			return 1;
+			continue; /* the checks at the top say why it woke */
 		r = read(fd, p, len);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -169,11 +175,14 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 	if (pid == 0) {
 		close(fds[0]);
 		remat_i_die_with_parent(parent);
+		/* Ctrl-C is the parent's to handle: it stops the child. */
+		signal(SIGINT, SIG_IGN);
 		child(solve, m, opts, fds[1]);
 	}
 	close(fds[1]);
 	memset(&r, 0, sizeof(r));
-	while ((got = read_all(fds[0], &r, sizeof(r), limit)) == 0 && r.tag == REC_PROGRESS)
+	while ((got = read_all(fds[0], &r, sizeof(r), limit, opts->stop)) == 0 &&
+	       r.tag == REC_PROGRESS)
 		if (opts->progress)
 			opts->progress(opts->progress_ctx, r.incumbent, r.bound);
 	if (got == 0 && r.tag != REC_RESULT)
@@ -183,7 +192,8 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 		if (!res->x) {
 			got = -2;
 		} else {
-			got = read_all(fds[0], res->x, sizeof(double) * (size_t)m->ncols, limit);
+			got = read_all(fds[0], res->x, sizeof(double) * (size_t)m->ncols, limit,
+				       opts->stop);
 			if (got != 0) {
 				free(res->x);
 				res->x = NULL;
@@ -198,7 +208,7 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 	if (got == -2)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for %s's solution", name);
 	if (got != 0) {
-		/* Killed at the deadline, or the solver crashed: no solution. */
+		/* Killed at the deadline or on stop, or it crashed: no solution. */
 		res->status = REMAT_I_MILP_NOSOLUTION;
 		res->stopped = 1;
 		return REMAT_OK;

@@ -19,6 +19,7 @@
 #ifndef REMAT_MILP_H
 #define REMAT_MILP_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "remat/error.h"
@@ -70,6 +71,7 @@ typedef void (*remat_i_milp_progress_fn)(void *ctx, double incumbent, double bou
 struct remat_i_milp_opts {
 	int relax;             /* solve the LP relaxation only */
 	double deadline;       /* remat_now() value; 0: none */
+	const volatile sig_atomic_t *stop; /* NULL, or: stop as at the deadline once set */
 	double gap;            /* stop at this relative gap; 0: prove optimality */
 	const double *start;   /* a feasible x to start from (all columns), or NULL */
 	remat_i_milp_progress_fn progress;

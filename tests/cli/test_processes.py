@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Child processes die with remat (issue: killed remat left CBC solvers
-running for an hour).  Starts `remat plan --planner checkmate` on a graph
+running for an hour), and Ctrl-C keeps the best schedule (the first
+SIGINT stops the search and remat finishes with its incumbent, written
+with -o as usual; a second one aborts).  Starts `remat plan --planner checkmate` on a graph
 whose MILP takes longer than the test waits, waits until CBC's child
 process exists, sends the parent SIGTERM (as a job scheduler or a Python
 subprocess timeout does), and requires every child to be gone within a
@@ -77,6 +79,64 @@ def check(remat, graph, sig):
     return True
 
 
+def start_solve(remat, graph, extra=()):
+    """remat plan --planner checkmate, once its solver child exists."""
+    p = subprocess.Popen([remat, "plan", graph, "--budget", "50%", "--planner",
+                          "checkmate", "--time-limit", "120"] + list(extra),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while time.time() - t0 < 90 and p.poll() is None:
+        if children(p.pid):
+            return p
+        time.sleep(0.05)
+    return p
+
+
+def check_interrupt(remat, graph, tmp, judge):
+    out = os.path.join(tmp, "interrupted.json")
+    p = start_solve(remat, graph, ["-o", out])
+    if p.poll() is not None:
+        print("remat ended (exit %d) before a solver child appeared" % p.returncode)
+        return False
+    time.sleep(0.3)
+    os.kill(p.pid, signal.SIGINT)
+    try:
+        stdout, stderr = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        print("SIGINT did not stop the solve within 30 s")
+        return False
+    if p.returncode != 0 or "interrupted" not in stdout or not os.path.exists(out):
+        print("after one SIGINT: exit %d, stdout %r, stderr %r, file %s" %
+              (p.returncode, stdout, stderr, os.path.exists(out)))
+        return False
+    j = subprocess.run(["/usr/bin/python3", judge, graph, out, "--json"],
+                       capture_output=True, text=True)
+    if j.returncode != 3 and j.returncode != 0:
+        print("the interrupted schedule is not valid: %s" % j.stdout)
+        return False
+    # Two: the second one aborts at once (killed by SIGINT, nothing written).
+    out2 = os.path.join(tmp, "aborted.json")
+    p = start_solve(remat, graph, ["-o", out2])
+    time.sleep(0.3)
+    os.kill(p.pid, signal.SIGINT)
+    time.sleep(0.05)
+    os.kill(p.pid, signal.SIGINT)
+    try:
+        p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        print("two SIGINTs did not end remat within 30 s")
+        return False
+    if p.returncode == 0 and os.path.exists(out2):
+        # The first stop may have finished before the second arrived.
+        return True
+    if p.returncode != -signal.SIGINT or os.path.exists(out2):
+        print("after two SIGINTs: exit %d, file %s" % (p.returncode, os.path.exists(out2)))
+        return False
+    return True
+
+
 def main():
     if not sys.platform.startswith("linux"):
         print("skipped: needs /proc")
@@ -87,6 +147,8 @@ def main():
         subprocess.run([remat, "gen", "layered", "80", "--seed", "3", "-o", fwd], check=True)
         subprocess.run([remat, "gen", "train", fwd, "-o", graph], check=True)
         ok = all(check(remat, graph, s) for s in (signal.SIGTERM, signal.SIGKILL))
+        ok = check_interrupt(remat, graph, tmp,
+                             os.path.join(src, "tests", "judge", "judge.py")) and ok
     print("processes: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
