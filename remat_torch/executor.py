@@ -70,7 +70,8 @@ def parse_schedule(s, where="schedule"):
 class Plan:
     """A schedule checked against a graph: explicit steps (frees derived as
     the simulator derives them for a compute-only schedule) and the
-    simulator's figures, computed here independently of remat's C code."""
+    simulator's figures, computed here independently of remat's C code;
+    peak_step and timeline index the explicit steps."""
 
     def __init__(self, steps, pre_free, peak, peak_step, cost, computes, recomputes,
                  timeline):
@@ -140,7 +141,7 @@ def check_schedule(J, steps, where="schedule"):
                                     "resident" % (where, i, u, w), i, u)
         during = cur + n.mem + n.workspace
         if not have or during > peak:
-            peak, peak_step = during, i
+            peak, peak_step = during, len(explicit)
         have = True
         timeline.append(during)
         resident.add(u)
@@ -156,6 +157,7 @@ def check_schedule(J, steps, where="schedule"):
                 resident.discard(w)
                 cur -= byid[w].mem
                 explicit.append(("free", w))
+                timeline.append(cur)
     for o in J.outputs:
         if o not in resident:
             raise ScheduleError("%s: end: output '%s' is not resident" % (where, o),

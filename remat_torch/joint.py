@@ -1115,6 +1115,14 @@ def check_replayable(J, where="graph"):
             for a in r:
                 scan(a, nid)
     for n in J.nodes:
+        reads = []
+        for c in n.calls:
+            ref_nodes(c.get("args", []) if isinstance(c, dict) else [], reads)
+            ref_nodes(list(c.get("kwargs", {}).values()) if isinstance(c, dict) else [], reads)
+        missing = [r for r in reads if r not in J.byid or (r not in n.inputs and r != n.id)]
+        if missing:
+            raise JointError("%s: node %s: its call reads %s, which is not among its inputs"
+                             % (where, n.id, missing[0]))
         for c in n.calls:
             if not isinstance(c, dict) or "op" not in c:
                 raise JointError("%s: node %s: a call without \"op\"" % (where, n.id))

@@ -28,7 +28,7 @@ is `auto` finding nothing at the lowest budget it reached.  Prints a
 Markdown table; exit 0 when every run passed, 1 otherwise, 77 without torch.
 
 --quick is the subset ctest runs (torch/plans): smaller inputs, the fast
-planners at every budget and the MILP planners at one, a time limit of 5 s.
+planners at every budget and the MILP planners at one, a time limit of 2 s.
 The full matrix takes several minutes on two cores: run it as
 
     tests/torch/check_matrix.py --markdown bench/data/torch-check.md
@@ -195,7 +195,7 @@ def main():
     ap.add_argument("--models", help="comma-separated: resnet18, mobilenet_v2, encoder, gpt")
     ap.add_argument("--planners", help="comma-separated (default: every planner)")
     ap.add_argument("--budgets", help="comma-separated (default 90%%,70%%,50%%,lowest)")
-    ap.add_argument("--time-limit", type=float, help="per plan (default 5 quick, 30 full)")
+    ap.add_argument("--time-limit", type=float, help="per plan (default 2 quick, 30 full)")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--json", help="write the rows to this file")
     a = ap.parse_args()
@@ -211,7 +211,7 @@ def main():
     models = a.models.split(",") if a.models else list(specs)
     plist = a.planners.split(",") if a.planners else planners(remat)
     budgets = a.budgets.split(",") if a.budgets else BUDGETS
-    tl = a.time_limit if a.time_limit is not None else (5 if a.quick else 30)
+    tl = a.time_limit if a.time_limit is not None else (2 if a.quick else 30)
     t0 = time.time()
 
     def log(msg):
