@@ -195,7 +195,7 @@ def main():
     ap.add_argument("--models", help="comma-separated: resnet18, mobilenet_v2, encoder, gpt")
     ap.add_argument("--planners", help="comma-separated (default: every planner)")
     ap.add_argument("--budgets", help="comma-separated (default 90%%,70%%,50%%,lowest)")
-    ap.add_argument("--time-limit", type=float, help="per plan (default 2 quick, 30 full)")
+    ap.add_argument("--time-limit", type=float, help="per plan (default 2 quick, 10 full)")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--json", help="write the rows to this file")
     a = ap.parse_args()
@@ -211,7 +211,7 @@ def main():
     models = a.models.split(",") if a.models else list(specs)
     plist = a.planners.split(",") if a.planners else planners(remat)
     budgets = a.budgets.split(",") if a.budgets else BUDGETS
-    tl = a.time_limit if a.time_limit is not None else (2 if a.quick else 30)
+    tl = a.time_limit if a.time_limit is not None else (2 if a.quick else 10)
     t0 = time.time()
 
     def log(msg):
