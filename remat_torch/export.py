@@ -804,6 +804,9 @@ def main(argv=None, prog=PROG):
     name = a.name or "%s-train-b%d" % (stem, a.batch)
     if a.joint:
         return _main_joint(a, prog, model, inputs, loss_fn, desc, name)
+    if not a.quiet and sys.stderr.isatty():
+        print("%s: running one training step of %s%s" % (prog, a.model, " (twice: --measure "
+              "warms up first)" if a.measure else ""), file=sys.stderr)
     graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
     graph["source"].update(desc)
     try:

@@ -241,7 +241,8 @@ def trace_fx(model, inputs, loss_fn, targets=()):
 
     pdict = dict(model.named_parameters())
     bdict = dict(model.named_buffers())
-    pnames = [n for n, p in pdict.items() if p.requires_grad]
+    pnames = list(pdict)
+    trained = [pdict[n].requires_grad for n in pnames]
     bnames = list(bdict)
     X = [x.detach() for x in inputs]
     T = [t.detach() if isinstance(t, torch.Tensor) else t for t in targets]
@@ -255,11 +256,12 @@ def trace_fx(model, inputs, loss_fn, targets=()):
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise JointError("the loss function must return a tensor of one element")
         mark.setdefault("n", _graph_len_now())
-        grads = torch.autograd.grad(loss, params, allow_unused=True)
-        return loss, list(grads)
+        grads = iter(torch.autograd.grad(loss, [p for p, t in zip(params, trained) if t],
+                                         allow_unused=True))
+        return loss, [next(grads) if t else None for t in trained]
 
     def fresh():
-        return ([pdict[n].detach().clone().requires_grad_(True) for n in pnames],
+        return ([pdict[n].detach().clone().requires_grad_(t) for n, t in zip(pnames, trained)],
                 [bdict[n].detach().clone() for n in bnames])
 
     P, B = fresh()
