@@ -107,6 +107,8 @@ def main(argv=None, prog=PROG):
                     "budget the planner auto reaches)")
     ap.add_argument("-p", "--planner", default="auto", help="remat's planner (default auto)")
     ap.add_argument("-t", "--time-limit", type=float, help="the planner's time limit (seconds)")
+    ap.add_argument("--measure", action="store_true",
+                    help="costs are measured times of each node (us), so overhead is in time")
     ap.add_argument("--seed", type=int, default=0, help="seed of random operators (default 0)")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     ap.add_argument("--remat", help="the remat binary (default: $REMAT, build/remat, PATH)")
@@ -141,7 +143,8 @@ def main(argv=None, prog=PROG):
         os.makedirs(folder, exist_ok=True)
     try:
         try:
-            J = JT.build_joint(model, inputs, lambda o: loss_fn(o), progress=say)
+            J = JT.build_joint(model, inputs, lambda o: loss_fn(o), measure=a.measure,
+                               progress=say)
         except JT.JointError as e:
             return finish(1, str(e))
         gpath = os.path.join(folder, "graph.json")
@@ -188,7 +191,8 @@ def main(argv=None, prog=PROG):
                   % (_mib(out["simulated_peak"]), out["simulated_peak"],
                      "" if ok else "  (DIFFERS)"))
             print("recomputes      %d" % out["recomputes"])
-            print("overhead        %.2f%%" % (100 * out["overhead"]))
+            print("overhead        %.2f%%  (of %s)" % (100 * out["overhead"],
+                                                  "measured time" if a.measure else "FLOPs"))
             print("fixed           %s of parameters and buffers come on top"
                   % _mib(J.source["params_bytes"] + J.source["buffers_bytes"]))
             if c["result"].cuda_max_allocated is not None:
