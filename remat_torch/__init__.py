@@ -1,14 +1,28 @@
 """PyTorch tools for remat, run from the repository root:
 
     /usr/bin/python3 -m remat_torch export MODEL [options]   # a model's training graph
+    /usr/bin/python3 -m remat_torch run GRAPH SCHEDULE       # execute a schedule
+    /usr/bin/python3 -m remat_torch check MODEL --budget B   # plan, execute, compare
 
 `export` (remat_torch/export.py) runs one training step of a model on the
-CPU and writes its graph as a remat-graph for `remat plan`.  Every command
-needs Debian's python3-torch and python3-torchvision
-(scripts/bootstrap-torch.sh); without them each prints one line saying so
-and exits 1.  Importing the package does not import torch.
+CPU and writes its graph as a remat-graph for `remat plan`; with --joint,
+the joint forward+backward graph of ATen operators (remat_torch/joint.py),
+which `run` executes under any schedule (remat_torch/executor.py) and
+`check` compares with PyTorch.  In Python, remat_torch.plan(model, inputs,
+loss_fn, budget=..., planner=...) returns a training step that runs a plan
+(remat_torch/api.py).  Every command needs Debian's python3-torch and
+python3-torchvision (scripts/bootstrap-torch.sh); without them each prints
+one line saying so and exits 1.  Importing the package does not import
+torch.
 """
 import sys
+
+
+def plan(*args, **kwargs):
+    """remat_torch.api.plan: a training step of `model` that runs a remat
+    schedule within a budget (see remat_torch/api.py)."""
+    from remat_torch import api
+    return api.plan(*args, **kwargs)
 
 
 def no_torch_message():

@@ -9,6 +9,10 @@ from remat_torch import no_torch_message
 COMMANDS = {
     "export": ("remat_torch.export",
                "export one training step of a PyTorch model as a remat-graph"),
+    "run": ("remat_torch.run",
+            "execute a remat-schedule on a joint graph (export --joint)"),
+    "check": ("remat_torch.check",
+              "export, plan, execute and compare a model's training step with PyTorch"),
 }
 
 USAGE = "usage: python3 -m remat_torch COMMAND [ARGS...]   (COMMAND --help for its options)"

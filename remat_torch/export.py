@@ -6,7 +6,8 @@
 (from the repository root; `python3 -m remat_torch.export ...` is the same.)
 
 MODEL is a torchvision classification model (resnet18, vit_b_16, ...), one of
-the built-in extras (gpt2-small, unet, lstm64), or FILE.py:FUNCTION, where
+the built-in extras (gpt2-small, unet, lstm64, tiny-encoder, tiny-gpt), or
+FILE.py:FUNCTION, where
 FUNCTION(batch) returns (model, inputs, loss_fn): inputs a tuple of tensors
 passed to model(*inputs), loss_fn(output) -> scalar tensor.  Needs Debian's
 python3-torch (scripts/bootstrap-torch.sh); nothing is downloaded (models get
@@ -47,6 +48,11 @@ How the graph is built (one real forward + backward step on the CPU):
    computed again.  With
    --measure: CPU time in microseconds of the ATen operators each node
    runs (timed one by one, after one warm-up step; Python overhead left out).
+
+With --joint the graph is instead the joint forward+backward graph of ATen
+operators, which remat_torch can execute under any schedule (`python3 -m
+remat_torch run`, `check`, and remat_torch.plan()); its parameter gradients
+are nodes resident to the end of the step.  See remat_torch/joint.py.
 
 Parameters, their gradients, buffers and optimizer state are not in the
 graph: they are resident for the whole step whatever the schedule does, so a
@@ -653,10 +659,27 @@ class LSTMUnrolled(nn.Module if nn else object):
         return torch.stack(logits)
 
 
+class TinyEncoder(nn.Module if nn else object):
+    """A 2-layer Transformer encoder (post-LayerNorm, ReLU, no dropout) over
+    a sequence of feature vectors, mean-pooled into a 10-class head."""
+
+    def __init__(self, d=64, heads=4, ff=128, layers=2, classes=10):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):  # x: (batch, seq, d)
+        return self.head(self.enc(x).mean(1))
+
+
 def _ce(classes):
     def loss_fn(out, target):
         return nn.functional.cross_entropy(out.reshape(-1, classes), target.reshape(-1))
     return loss_fn
+
+
+EXTRAS = ("gpt2-small", "unet", "lstm64", "tiny-encoder", "tiny-gpt")
 
 
 def build(model_name, batch, input_shape):
@@ -666,7 +689,7 @@ def build(model_name, batch, input_shape):
         path, fn = model_name.rsplit(":", 1)
         if not os.path.isfile(path):
             raise SystemExit("%s: %s: no such file (MODEL is a torchvision model name, "
-                             "gpt2-small, unet, lstm64 or FILE.py:FUNCTION)" % (PROG, path))
+                             "%s or FILE.py:FUNCTION)" % (PROG, path, ", ".join(EXTRAS)))
         import importlib.util
         spec = importlib.util.spec_from_file_location("user_model", path)
         if spec is None or spec.loader is None:
@@ -685,6 +708,24 @@ def build(model_name, batch, input_shape):
         return model, (idx,), lambda out: _ce(50257)(out, tgt), \
             {"model": "GPT-2-small-style decoder (12 layers, d_model 768, 12 heads)",
              "batch": batch, "input_shape": [seq]}
+    if model_name == "tiny-gpt":
+        seq = input_shape[0] if input_shape else 32
+        model = GPT2Style(vocab=256, seq=seq, d=64, heads=4, layers=2)
+        idx = torch.randint(0, 256, (batch, seq), generator=g)
+        tgt = torch.randint(0, 256, (batch, seq), generator=g)
+        return model, (idx,), lambda out: _ce(256)(out, tgt), \
+            {"model": "GPT-style decoder (2 layers, d_model 64, 4 heads, vocabulary 256)",
+             "batch": batch, "input_shape": [seq]}
+    if model_name == "tiny-encoder":
+        shape = input_shape or [32, 64]
+        if len(shape) != 2:
+            raise SystemExit("%s: tiny-encoder takes --input-shape SEQ,64" % PROG)
+        model = TinyEncoder(d=shape[1])
+        x = torch.randn(batch, *shape, generator=g)
+        tgt = torch.randint(0, 10, (batch,), generator=g)
+        return model, (x,), lambda out: nn.functional.cross_entropy(out, tgt), \
+            {"model": "Transformer encoder (2 layers, d_model %d, 4 heads, feed-forward 128)"
+             % shape[1], "batch": batch, "input_shape": shape}
     if model_name == "unet":
         shape = input_shape or [3, 256, 256]
         model = UNet(cin=shape[0])
@@ -704,8 +745,8 @@ def build(model_name, batch, input_shape):
     import torchvision
     ctor = getattr(torchvision.models, model_name, None)
     if ctor is None:
-        raise SystemExit("%s: unknown model '%s' (a torchvision model name, gpt2-small, "
-                         "unet, lstm64 or FILE.py:FUNCTION)" % (PROG, model_name))
+        raise SystemExit("%s: unknown model '%s' (a torchvision model name, %s or "
+                         "FILE.py:FUNCTION)" % (PROG, model_name, ", ".join(EXTRAS)))
     model = ctor(weights=None)
     shape = input_shape or [3, 224, 224]
     x = torch.randn(batch, *shape, generator=g)
@@ -736,7 +777,7 @@ def main(argv=None, prog=PROG):
                                  + __doc__.split("\n\n")[3],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("model", help="a torchvision model name (resnet18, vit_b_16, ...), "
-                    "gpt2-small, unet, lstm64, or FILE.py:FUNCTION (see above)")
+                    "%s, or FILE.py:FUNCTION (see above)" % ", ".join(EXTRAS))
     ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
     ap.add_argument("--input-shape", type=_shape,
                     help="comma-separated, without the batch (e.g. 3,224,224)")
@@ -747,6 +788,11 @@ def main(argv=None, prog=PROG):
     ap.add_argument("--name", help="the graph's name (default MODEL-train-bBATCH)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch CPU threads (default 1, for stable --measure)")
+    ap.add_argument("--joint", action="store_true",
+                    help="the joint forward+backward graph of ATen operators, executable "
+                    "node by node (remat_torch/joint.py), and OUT.pt beside OUT.json")
+    ap.add_argument("-q", "--quiet", action="store_true",
+                    help="no progress on stderr (shown when stderr is a terminal)")
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -756,6 +802,11 @@ def main(argv=None, prog=PROG):
     stem = os.path.splitext(os.path.basename(a.model.rsplit(":", 1)[0]))[0] if ":" in a.model \
         else a.model
     name = a.name or "%s-train-b%d" % (stem, a.batch)
+    if a.joint:
+        return _main_joint(a, prog, model, inputs, loss_fn, desc, name)
+    if not a.quiet and sys.stderr.isatty():
+        print("%s: running one training step of %s%s" % (prog, a.model, " (twice: --measure "
+              "warms up first)" if a.measure else ""), file=sys.stderr)
     graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
     graph["source"].update(desc)
     try:
@@ -768,6 +819,38 @@ def main(argv=None, prog=PROG):
     print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of activations"
           % (prog, name, len(graph["nodes"]), nf, nb,
              sum(n.mem for n in graph["nodes"] if n.kind != "backward") / 2 ** 20),
+          file=sys.stderr)
+    return 0
+
+
+def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
+    from remat_torch import joint as JT
+    show = not a.quiet and sys.stderr.isatty()
+    t0 = time.time()
+
+    def say(msg):
+        if show:
+            print("%s: [%5.1f s] %s" % (prog, time.time() - t0, msg), file=sys.stderr)
+    try:
+        J = JT.build_joint(model, inputs, lambda out: loss_fn(out), measure=a.measure,
+                           progress=say)
+    except JT.JointError as e:
+        print("%s: %s: %s" % (prog, a.model, e), file=sys.stderr)
+        return 1
+    graph = JT.to_graph(J, name.replace("-train-", "-joint-"))
+    graph["source"].update(desc)
+    try:
+        JT.write_graph(graph, a.output)
+        if a.output != "-":
+            JT.save_tensors(J, JT.bind_model(J, model, inputs), JT.tensors_path(a.output))
+    except OSError as e:
+        print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
+        return 1
+    kinds = [n.kind for n in J.nodes]
+    print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of parameter gradients%s"
+          % (prog, graph["name"], len(J.nodes), kinds.count("forward") + kinds.count("loss"),
+             kinds.count("backward"), J.source["param_grads_bytes"] / 2 ** 20,
+             "" if a.output == "-" else "; tensors in " + JT.tensors_path(a.output)),
           file=sys.stderr)
     return 0
 

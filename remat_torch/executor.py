@@ -1,0 +1,261 @@
+"""Run a remat-schedule on a joint graph (remat_torch/joint.py), step by step.
+
+`compute v` runs v's operators on the values of its inputs (views are
+derived again from their storage owners); `free v` drops the executor's
+reference to v's value.  Before anything runs the schedule is checked
+against the graph under FORMATS.md s.2 (the simulator's rules): the first
+invalid step is named with its index and node, and nothing is executed.
+
+Memory is measured, not looked up: the executor holds node values only
+(never a view: views are derived when a node reads them), and at every step
+it adds up the bytes of the distinct storages of the tensors it holds,
+leaving out the parameters and buffers (resident whatever the schedule
+does; the graph leaves them out too).  While a node runs, the storages of
+everything its operator returned are counted as well (the outputs it keeps
+and those it drops at once), which is the simulator's resident + mem +
+workspace.  The peak follows the simulator's definition: the memory at the
+start, replaced by the largest "during" over compute steps.  On CUDA it
+also reports torch.cuda.max_memory_allocated for the run.
+"""
+import json
+
+from remat_torch.joint import JointError, Runner, storage_key, value_storages
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+class ScheduleError(Exception):
+    """An invalid schedule: step is the index in "steps" (len(steps) for the
+    end), node the node id."""
+
+    def __init__(self, msg, step=None, node=None):
+        super().__init__(msg)
+        self.step, self.node = step, node
+
+
+def read_schedule(path):
+    """[(op, node id)] from a remat-schedule file."""
+    try:
+        with open(path) as f:
+            s = json.load(f)
+    except OSError as e:
+        raise ScheduleError("%s: cannot read: %s" % (path, e.strerror or e))
+    except ValueError as e:
+        raise ScheduleError("%s: not JSON: %s" % (path, e))
+    return parse_schedule(s, path)
+
+
+def parse_schedule(s, where="schedule"):
+    if not isinstance(s, dict) or s.get("format") != "remat-schedule":
+        raise ScheduleError("%s: not a remat-schedule (\"format\" is not \"remat-schedule\")"
+                            % where)
+    if s.get("version") != 1:
+        raise ScheduleError("%s: version %r, this reader knows 1" % (where, s.get("version")))
+    steps = s.get("steps")
+    if not isinstance(steps, list):
+        raise ScheduleError("%s: \"steps\" is not a list" % where)
+    out = []
+    for i, st in enumerate(steps):
+        if not isinstance(st, dict) or st.get("op") not in ("compute", "free") \
+                or not isinstance(st.get("node"), str):
+            raise ScheduleError("%s: steps[%d]: expected {\"op\": \"compute\"|\"free\", "
+                                "\"node\": ID}" % (where, i), i)
+        out.append((st["op"], st["node"]))
+    return out
+
+
+class Plan:
+    """A schedule checked against a graph: explicit steps (frees derived as
+    the simulator derives them for a compute-only schedule) and the
+    simulator's figures, computed here independently of remat's C code;
+    peak_step and timeline index the explicit steps."""
+
+    def __init__(self, steps, pre_free, peak, peak_step, cost, computes, recomputes,
+                 timeline):
+        self.steps, self.pre_free = steps, pre_free
+        self.peak, self.peak_step = peak, peak_step
+        self.cost, self.computes, self.recomputes = cost, computes, recomputes
+        self.timeline = timeline
+
+
+def check_schedule(J, steps, where="schedule"):
+    """Validate steps for J (FORMATS.md s.2); return a Plan or raise
+    ScheduleError naming the first invalid step and its node."""
+    byid = J.byid
+    for i, (op, v) in enumerate(steps):
+        if v not in byid:
+            raise ScheduleError("%s: steps[%d]: %s '%s': no such node in the graph"
+                                % (where, i, op, v), i, v)
+    compute_only = not any(op == "free" for op, _ in steps)
+    outputs = set(J.outputs)
+    frees_after = {}
+    pre = []
+    if compute_only:
+        used = set()
+        for i in range(len(steps) - 1, -1, -1):
+            op, u = steps[i]
+            fr = []
+            if u not in used and u not in outputs:
+                fr.append(u)
+            used.discard(u)
+            for w in byid[u].inputs:
+                if w not in used:
+                    if w not in outputs:
+                        fr.append(w)
+                    used.add(w)
+            frees_after[i] = fr
+        pre = [n.id for n in J.nodes if n.kind == "input" and n.id not in used
+               and n.id not in outputs]
+    resident = {n.id for n in J.nodes if n.kind == "input"}
+    cur = sum(byid[v].mem for v in resident)
+    for v in pre:
+        resident.discard(v)
+        cur -= byid[v].mem
+    peak, peak_step, have = cur, -1, False
+    computed = set()
+    cost, computes, distinct = 0.0, 0, 0
+    explicit, timeline = [], []
+    for i, (op, u) in enumerate(steps):
+        n = byid[u]
+        if op == "free":
+            if u not in resident:
+                raise ScheduleError("%s: steps[%d]: free '%s': it is not resident"
+                                    % (where, i, u), i, u)
+            resident.discard(u)
+            cur -= n.mem
+            explicit.append(("free", u))
+            timeline.append(cur)
+            continue
+        if n.kind == "input":
+            raise ScheduleError("%s: steps[%d]: compute '%s': an input node is resident from "
+                                "the start and can never be computed" % (where, i, u), i, u)
+        if u in resident:
+            raise ScheduleError("%s: steps[%d]: compute '%s': it is already resident"
+                                % (where, i, u), i, u)
+        for w in n.inputs:
+            if w not in resident:
+                raise ScheduleError("%s: steps[%d]: compute '%s': its input '%s' is not "
+                                    "resident" % (where, i, u, w), i, u)
+        during = cur + n.mem + n.workspace
+        if not have or during > peak:
+            peak, peak_step = during, len(explicit)
+        have = True
+        timeline.append(during)
+        resident.add(u)
+        cur += n.mem
+        cost += n.cost
+        computes += 1
+        if u not in computed:
+            computed.add(u)
+            distinct += 1
+        explicit.append(("compute", u))
+        for w in frees_after.get(i, []):
+            if w in resident:
+                resident.discard(w)
+                cur -= byid[w].mem
+                explicit.append(("free", w))
+                timeline.append(cur)
+    for o in J.outputs:
+        if o not in resident:
+            raise ScheduleError("%s: end: output '%s' is not resident" % (where, o),
+                                len(steps), o)
+    return Plan(explicit, pre, peak, peak_step, cost, computes, computes - distinct, timeline)
+
+
+def topological_steps(J):
+    """The plain schedule: every non-input node once, in the graph's order
+    (compute-only; frees as the simulator derives them)."""
+    return [("compute", n.id) for n in J.nodes if n.kind != "input"]
+
+
+class Result:
+    """What a run returns: the loss, one gradient per parameter (None for
+    parameters the loss does not depend on), the measured peak and per-step
+    memory, and the schedule's figures."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def execute(J, binding, steps, seed=0, where="schedule", plan=None):
+    """Run a schedule (list of (op, node)) of J on a Binding.  The schedule
+    is checked first (ScheduleError, nothing run).  Returns a Result."""
+    if plan is None:
+        plan = check_schedule(J, steps, where)
+    R = Runner(J, binding, seed)
+    ext = binding.external_storages()
+    held = {}          # storage ptr -> [nbytes, references from resident nodes]
+    cur = [0]
+
+    def hold(v):
+        for p, b in value_storages(v).items():
+            if p in ext:
+                continue
+            h = held.get(p)
+            if h is None:
+                held[p] = [b, 1]
+                cur[0] += b
+            else:
+                h[1] += 1
+
+    def release(v):
+        for p, b in value_storages(v).items():
+            if p in ext:
+                continue
+            h = held[p]
+            h[1] -= 1
+            if h[1] == 0:
+                del held[p]
+                cur[0] -= h[0]
+
+    cuda = any(t.is_cuda for t in binding.params.values())
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    with torch.no_grad():
+        for n in J.nodes:
+            if n.kind == "input":
+                v = binding.batch.get(n.id)
+                if not isinstance(v, torch.Tensor):
+                    raise JointError("no tensor for input node %s" % n.id)
+                R.env[n.id] = v
+                hold(v)
+        for v in plan.pre_free:
+            release(R.env.pop(v))
+        peak, peak_step, have = cur[0], -1, False
+        timeline = []
+        for i, (op, u) in enumerate(plan.steps):
+            if op == "free":
+                release(R.env.pop(u))
+                timeline.append(cur[0])
+                continue
+            n = J.byid[u]
+            v = R.call(n)
+            new = {p: b for p, b in value_storages(v).items() if p not in held and p not in ext}
+            during = cur[0] + sum(new.values())
+            if not have or during > peak:
+                peak, peak_step = during, i
+            have = True
+            timeline.append(during)
+            if n.keep is not None:
+                v = R.kept(n, v)
+            kept = value_storages(v)
+            stale = [p for p in kept if p in held]
+            if stale and n.mem:
+                raise JointError("node %s: its operator returned a tensor that another resident "
+                                 "node holds; the graph says it allocates %d bytes" % (u, n.mem))
+            if n.id in J.side_effects:
+                v = None    # it only wrote a parameter or buffer
+            R.env[u] = v
+            hold(v)
+            del v
+        R.run_epilogue()
+        loss, grads = R.results()
+    res = Result(loss=loss, grads=grads, measured_peak=peak, measured_step=peak_step,
+                 timeline=timeline, simulated_peak=plan.peak, cost=plan.cost,
+                 computes=plan.computes, recomputes=plan.recomputes, steps=plan.steps)
+    res.cuda_max_allocated = torch.cuda.max_memory_allocated() if cuda else None
+    return res

@@ -1,0 +1,1193 @@
+"""The joint forward+backward graph of a training step, as a remat-graph
+that can be executed node by node (issue 13).
+
+    /usr/bin/python3 -m remat_torch export MODEL --joint -o G.json [--measure]
+
+writes G.json, a remat-graph (FORMATS.md s.1) whose nodes also carry the
+ATen operators that compute them (the field "call", which remat's loader
+ignores), and G.pt beside it with the parameters, buffers and batch it was
+traced with, so that `python3 -m remat_torch run G.json SCHEDULE` can
+execute any schedule of it.  In Python, build_joint() returns the same
+program without files, bound to the live model.
+
+How the joint graph is made
+---------------------------
+1. functorch's make_fx traces one training step, the function
+   (params, buffers, batch) -> (loss, torch.autograd.grad(loss, params)),
+   on real tensors: every ATen operator of the forward, of the loss and of
+   the backward that autograd runs becomes an FX node.  The trace is traced
+   again through functionalization (as AOTAutograd does), which rewrites
+   in-place operators (relu_, add_, hardtanh_ ...) into out-of-place ones:
+   an in-place update cannot be replayed under an arbitrary schedule (a
+   reader of the old value scheduled after it, or a recomputation of the
+   update, would see another version of the storage).
+2. Nodes.  Every operator that allocates storage is a node; its `mem` is
+   the bytes of the storages it allocates, measured on the CPU (or CUDA)
+   tensors of a run.  The batch (model inputs, loss targets, tensor
+   constants of the trace) are `input` nodes.  Parameters and buffers are
+   not nodes: they are resident whatever the schedule does; the file
+   records their bytes (source.params_bytes, source.buffers_bytes).
+3. Views allocate nothing and are not nodes: a node that reads a view reads
+   the node owning the view's storage, and the executor derives the view
+   from that owner each time the reader runs.  This is export.py's model (a
+   view is a size-0 node read alongside its storage owner) with the size-0
+   node folded into its readers.  Views of parameters are not nodes either.
+4. In-place operators left after functionalization: one writing into a
+   fresh tensor that nothing else reads (dropout's bernoulli_ filling an
+   empty_like) is fused into the node that allocated that tensor; one
+   updating a parameter or a buffer (batch norm's running statistics, the
+   copy_ into num_batches_tracked) is a side effect applied on the node's
+   first computation in a step (a recomputation writes into a scratch copy,
+   and every reader sees the buffer as it was when the step began); any
+   other is refused, naming the node and the operator.
+5. An operator with several outputs (native_batch_norm: output, mean,
+   invstd; convolution_backward: three gradients) is one node holding the
+   outputs something reads (`mem`: their bytes); outputs nobody reads are
+   dropped as soon as it has run (`workspace`: their bytes).  Because the
+   simulator frees a node as a whole, an output still read after the last
+   read of the node's largest output (batch norm's mean and invstd, read by
+   its backward; a weight gradient, kept to the end) is copied out by a node
+   ID#i (aten.clone, its own bytes), so the large output is not kept alive
+   as long as the small one.
+6. Parameter gradients are outputs of the graph, resident from the moment
+   they are computed to the end of the step (issue 17): a budget covers the
+   batch, the activations, the activation gradients and the parameter
+   gradients; the device footprint is the budget plus source.params_bytes
+   and source.buffers_bytes.
+7. Kinds: the node computing the loss is `loss`; the nodes computed from
+   it (the backward) are `backward`; the others are `forward`.  Nodes are
+   written in the trace's order, which is topological: the no-remat peak
+   is that of PyTorch's own order with every value freed after its last use.
+8. Random operators (bernoulli_, native_dropout ...) are replayable: each
+   random node runs under its own seed, derived from one seed per step and
+   the node's position, so a recomputation draws the same mask.
+9. Cost: estimated FLOPs as in export.py (2 per multiply-add in
+   convolutions and matrix products, 1 per element otherwise; a copy-out
+   node costs its elements), or with --measure the median time in
+   microseconds of each node run alone (CPU, or CUDA synchronized).
+"""
+import json
+import math
+import operator
+import os
+import sys
+import time
+
+try:
+    import torch
+    from torch.utils._pytree import tree_flatten
+except ImportError:  # the commands say how to install it
+    torch = tree_flatten = None
+
+JOINT_FORMAT = "remat-torch-joint"
+JOINT_VERSION = 1
+
+# Operators whose result depends on the random number generator.
+RANDOM_OPS = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like", "randn",
+              "randn_like", "randint", "randint_like", "randperm", "normal", "normal_",
+              "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_",
+              "multinomial", "random_", "rrelu_with_noise"}
+
+# Operators that only re-wrap their argument: under no_grad their input
+# stands for them.
+ELIDED = {"aten.detach.default", "aten.alias.default", "aten.lift_fresh.default"}
+
+
+class JointError(Exception):
+    """A model or graph that cannot be exported or replayed; the message
+    names the node and the operator."""
+
+
+# ------------------------------------------------------------ helpers
+
+def storage_key(t):
+    """(data_ptr, nbytes) of a tensor's storage, None when it holds no bytes."""
+    s = t.storage()
+    n = s.nbytes()
+    if n == 0:
+        return None
+    return s.data_ptr(), n
+
+
+def value_storages(v):
+    """{storage ptr: nbytes} of the tensors in a node value."""
+    out = {}
+    for t in (v if isinstance(v, (tuple, list)) else (v,)):
+        if isinstance(t, torch.Tensor):
+            k = storage_key(t)
+            if k:
+                out[k[0]] = k[1]
+    return out
+
+
+def resolve_op(name):
+    """The OpOverload called `name` ('aten.add.Tensor'), or None."""
+    parts = name.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        return getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2])
+    except (AttributeError, RuntimeError):
+        return None
+
+
+# Operators that update arguments their schema does not mark as written
+# (torch 1.13): batch norm's running statistics, in training mode.
+HIDDEN_WRITES = {"aten.native_batch_norm.default": (3, 4),
+                 "aten.cudnn_batch_norm.default": (3, 4),
+                 "aten.miopen_batch_norm.default": (3, 4)}
+
+_written_cache = {}
+
+
+def written_args(op):
+    """[(index, name)] of the arguments the operator writes to."""
+    w = _written_cache.get(op)
+    if w is None:
+        args = op._schema.arguments
+        hidden = HIDDEN_WRITES.get(str(op), ())
+        w = [(i, a.name) for i, a in enumerate(args)
+             if (a.alias_info is not None and a.alias_info.is_write) or i in hidden]
+        _written_cache[op] = w
+    return w
+
+
+def encode_const(x, where):
+    """JSON for a non-tensor argument of an operator."""
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else {"float": repr(x)}
+    if isinstance(x, (list, tuple)):
+        return [encode_const(y, where) for y in x]
+    if isinstance(x, torch.dtype):
+        return {"dtype": str(x).replace("torch.", "")}
+    if isinstance(x, torch.device):
+        return {"device": str(x)}
+    if isinstance(x, torch.layout):
+        return {"layout": str(x).replace("torch.", "")}
+    if isinstance(x, torch.memory_format):
+        return {"memory_format": str(x).replace("torch.", "")}
+    raise JointError("%s: an argument of type %s cannot be written to the graph"
+                     % (where, type(x).__name__))
+
+
+def decode_const(x):
+    if isinstance(x, list):
+        return [decode_const(y) for y in x]
+    if isinstance(x, dict):
+        if "float" in x:
+            return float(x["float"])
+        if "dtype" in x:
+            return getattr(torch, x["dtype"])
+        if "device" in x:
+            return torch.device(x["device"])
+        if "layout" in x:
+            return getattr(torch, x["layout"])
+        if "memory_format" in x:
+            return getattr(torch, x["memory_format"])
+    return x
+
+
+def ref_nodes(r, out):
+    """Append the node ids a reference reads (its storage owners) to out."""
+    if isinstance(r, dict):
+        if "node" in r:
+            out.append(r["node"])
+        elif "view" in r:
+            ref_nodes(r["args"], out)
+            ref_nodes(list(r.get("kwargs", {}).values()), out)
+    elif isinstance(r, list):
+        for a in r:
+            ref_nodes(a, out)
+    return out
+
+
+def _dedup(xs):
+    seen, out = set(), []
+    for x in xs:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def _dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+# ------------------------------------------------------------- tracing
+
+def _graph_len_now():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    mode = _get_current_dispatch_mode()
+    tracer = getattr(mode, "tracer", None)
+    return len(tracer.graph.nodes) if tracer is not None else None
+
+
+def trace_fx(model, inputs, loss_fn, targets=()):
+    """Trace one training step with make_fx, then again through
+    functionalization.
+
+    Returns (gm, boundary, pnames, bnames): gm takes (params, buffers,
+    inputs, targets) and returns (loss, grads); boundary is the name of its
+    first backward node (None if unknown); pnames and bnames name the
+    parameters and buffers in placeholder order.  The model, its buffers and
+    the global random state are left as they were.
+    """
+    from functorch import make_fx
+    from functorch.experimental import functionalize
+    from torch.nn.utils.stateless import functional_call
+
+    pdict = dict(model.named_parameters())
+    bdict = dict(model.named_buffers())
+    pnames = list(pdict)
+    trained = [pdict[n].requires_grad for n in pnames]
+    bnames = list(bdict)
+    X = [x.detach() for x in inputs]
+    T = [t.detach() if isinstance(t, torch.Tensor) else t for t in targets]
+    mark = {}
+
+    def step(params, buffers, xs, ts):
+        state = dict(zip(pnames, params))
+        state.update(zip(bnames, buffers))
+        out = functional_call(model, state, tuple(xs))
+        loss = loss_fn(out, *ts)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            raise JointError("the loss function must return a tensor of one element")
+        mark.setdefault("n", _graph_len_now())
+        grads = iter(torch.autograd.grad(loss, [p for p, t in zip(params, trained) if t],
+                                         allow_unused=True))
+        return loss, [next(grads) if t else None for t in trained]
+
+    def fresh():
+        return ([pdict[n].detach().clone().requires_grad_(t) for n, t in zip(pnames, trained)],
+                [bdict[n].detach().clone() for n in bnames])
+
+    P, B = fresh()
+    with torch.random.fork_rng(devices=_devices_of(P + X)):
+        gm1 = make_fx(step)(P, B, X, T)
+    nodes1 = list(gm1.graph.nodes)
+    first_bw = nodes1[mark["n"]].name if mark.get("n") is not None and mark["n"] < len(nodes1) \
+        else None
+    mark2 = {}
+
+    class Marking(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n.name == first_bw and "n" not in mark2:
+                mark2["n"] = _graph_len_now()
+            return super().run_node(n)
+
+    def replay(params, buffers, xs, ts):
+        return Marking(gm1).run(params, buffers, xs, ts)
+
+    P, B = fresh()
+    with torch.random.fork_rng(devices=_devices_of(P + X)):
+        gm = make_fx(functionalize(replay))(P, B, X, T)
+    nodes = list(gm.graph.nodes)
+    boundary = nodes[mark2["n"]].name if mark2.get("n") is not None and mark2["n"] < len(nodes) \
+        else None
+    return gm, boundary, pnames, bnames
+
+
+def _devices_of(ts):
+    ds = []
+    for t in ts:
+        if isinstance(t, torch.Tensor) and t.is_cuda and t.device.index not in ds:
+            ds.append(t.device.index)
+    return ds
+
+
+# --------------------------------------------------------------- the IR
+
+class JNode:
+    """A node of the joint graph and its program: `calls`, a list of
+    {"op", "args", "kwargs"}; the node's value is the last call's result
+    (for several outputs, `keep` lists those it holds)."""
+    __slots__ = ("id", "kind", "mem", "workspace", "cost", "inputs", "calls", "label",
+                 "random", "n_out", "keep")
+
+    def __init__(self, nid, kind, calls, label):
+        self.id, self.kind, self.calls, self.label = nid, kind, calls, label
+        self.mem = self.workspace = 0
+        self.cost = 0.0
+        self.inputs = []
+        self.random = False
+        self.n_out = None     # several outputs: how many
+        self.keep = None      # several outputs: indices held
+
+
+class Joint:
+    """The joint program: nodes in execution order, the references to the
+    loss and to each parameter's gradient, and what binds it to a model."""
+
+    def __init__(self):
+        self.nodes = []
+        self.byid = {}
+        self.params = []        # [(name, shape, dtype)]
+        self.buffers = []
+        self.inputs = []        # input node ids: model inputs, targets, constants
+        self.n_model_inputs = 0
+        self.n_targets = 0
+        self.consts = {}        # constant input id -> tensor
+        self.loss = None        # reference
+        self.grads = []         # reference or None, per parameter
+        self.side_effects = []  # nodes that only update parameters or buffers
+        self.epilogue = []      # such nodes computed from parameters and buffers alone
+        self.mutated = []       # parameters and buffers the step writes
+        self.outputs = []
+        self.source = {}
+
+    def add(self, n):
+        self.nodes.append(n)
+        self.byid[n.id] = n
+        return n
+
+    def reindex(self):
+        self.byid = {n.id: n for n in self.nodes}
+
+    @property
+    def random_nodes(self):
+        return [n.id for n in self.nodes if n.random]
+
+
+def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None):
+    """Trace the training step of `model` on `inputs` (loss_fn(output,
+    *targets) -> scalar) and build its Joint (see the module docstring).
+    The model's parameters and buffers are not changed."""
+    say = progress or (lambda msg: None)
+    model.train()
+    inputs, targets = tuple(inputs), tuple(targets)
+    say("tracing one training step (make_fx, then functionalization)")
+    gm, boundary, pnames, bnames = trace_fx(model, inputs, loss_fn, targets)
+    say("building the graph from %d FX nodes" % len(gm.graph.nodes))
+    J = _from_fx(gm, boundary, model, inputs, targets, pnames, bnames)
+    _finish(J, model, inputs, targets, measure, say)
+    return J
+
+
+def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
+    """FX graph -> Joint nodes (before multi-output copies and sizes)."""
+    J = Joint()
+    pdict = dict(model.named_parameters())
+    bdict = dict(model.named_buffers())
+    J.params = [(n, list(pdict[n].shape), _dtype_name(pdict[n])) for n in pnames]
+    J.buffers = [(n, list(bdict[n].shape), _dtype_name(bdict[n])) for n in bnames]
+    np_, nb = len(pnames), len(bnames)
+    batch = list(inputs) + list(targets)
+    J.n_model_inputs, J.n_targets = len(inputs), len(targets)
+
+    val, ref = {}, {}
+    ext = {}            # storage ptr -> parameter/buffer name
+    owner = {}          # storage ptr -> node id
+    mutated = []
+    phase_bw = False
+    k = 0
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != np_ + nb + len(batch):
+        raise JointError("the traced step has %d inputs, expected %d"
+                         % (len(placeholders), np_ + nb + len(batch)))
+    # Buffers are cloned: this run must not update the model's statistics.
+    bclone = {n: bdict[n].detach().clone() for n in bnames}
+    for i, ph in enumerate(placeholders):
+        if i < np_:
+            t = pdict[pnames[i]].detach()
+            val[ph], ref[ph] = t, {"param": pnames[i]}
+        elif i < np_ + nb:
+            t = bclone[bnames[i - np_]]
+            val[ph], ref[ph] = t, {"buffer": bnames[i - np_]}
+        if i < np_ + nb:
+            st = storage_key(t)
+            if st:
+                ext[st[0]] = ref[ph].get("param") or ref[ph].get("buffer")
+            continue
+        j = i - np_ - nb
+        t = batch[j]
+        if not isinstance(t, torch.Tensor):
+            raise JointError("input %d of the step is not a tensor" % j)
+        if j < len(inputs):
+            nid = "input" if len(inputs) == 1 else "input%d" % j
+            label = "model input"
+        else:
+            nid = "target" if len(targets) == 1 else "target%d" % (j - len(inputs))
+            label = "loss target"
+        n = J.add(JNode(nid, "input", [], label))
+        J.inputs.append(nid)
+        val[ph], ref[ph] = t, {"node": nid}
+        st = storage_key(t)
+        if st:
+            if st[0] in owner or st[0] in ext:
+                raise JointError("input %s shares its storage with another input or a "
+                                 "parameter; pass separate tensors" % nid)
+            owner[st[0]] = nid
+
+    n_const = 0
+    out_fx = None
+    with torch.no_grad():
+        for fx in gm.graph.nodes:
+            if fx.op == "placeholder":
+                continue
+            if fx.name == boundary:
+                phase_bw = True
+            if fx.op == "output":
+                out_fx = fx.args[0]
+                break
+            if fx.op == "get_attr":
+                t = getattr(gm, fx.target)
+                st = storage_key(t)
+                if st and (st[0] in owner or st[0] in ext):
+                    val[fx] = t
+                    ref[fx] = {"node": owner[st[0]]} if st[0] in owner else \
+                        ({"param": ext[st[0]]} if ext[st[0]] in pdict else {"buffer": ext[st[0]]})
+                    continue
+                nid = "const%d" % n_const
+                n_const += 1
+                J.add(JNode(nid, "input", [], "tensor constant of the trace"))
+                J.consts[nid] = t
+                val[fx], ref[fx] = t, {"node": nid}
+                if st:
+                    owner[st[0]] = nid
+                continue
+            if fx.op != "call_function":
+                raise JointError("FX node %s: %s nodes cannot be replayed" % (fx.name, fx.op))
+            if fx.target is operator.getitem:
+                base, idx = fx.args
+                val[fx] = val[base][idx]
+                r = dict(ref[base])
+                if "index" in r:
+                    raise JointError("FX node %s: an item of an item" % fx.name)
+                r["index"] = idx
+                ref[fx] = r
+                continue
+            op = fx.target
+            name = str(op)
+            if not hasattr(op, "_schema") or resolve_op(name) is not op:
+                raise JointError("FX node %s: %s is not an ATen operator and cannot be replayed"
+                                 % (fx.name, name))
+            if name in ELIDED:
+                val[fx], ref[fx] = val[fx.args[0]], ref[fx.args[0]]
+                continue
+            where = "FX node %s (%s)" % (fx.name, name)
+            args = torch.fx.node.map_arg(fx.args, lambda a: val[a])
+            kwargs = torch.fx.node.map_arg(fx.kwargs, lambda a: val[a])
+            out = op(*args, **kwargs)
+            val[fx] = out
+            flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+            flat_out = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
+            in_keys = {storage_key(a)[0] for a in flat_in if storage_key(a)}
+            out_keys = [storage_key(o) for o in flat_out]
+            known = lambda p: p in in_keys or p in owner or p in ext  # noqa: E731
+            new = [kk for kk in out_keys if kk is not None and not known(kk[0])]
+            aliased = [kk for kk in out_keys if kk is not None and known(kk[0])]
+
+            def enc(a):
+                if isinstance(a, torch.fx.Node):
+                    return ref[a]
+                if isinstance(a, (list, tuple)) and any(isinstance(b, torch.fx.Node) for b in a):
+                    return [enc(b) for b in a]
+                return encode_const(a, where)
+            eargs = [enc(a) for a in fx.args]
+            ekwargs = {kk: enc(a) for kk, a in fx.kwargs.items()}
+            short = name.split(".")[1]
+            kind = "backward" if phase_bw else "forward"
+
+            writes = [(i, nm) for i, nm in written_args(op)
+                      if (fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)) is not None]
+            if writes:
+                targets_w = [fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)
+                             for i, nm in writes]
+                refs_w = [ref.get(t) if isinstance(t, torch.fx.Node) else None for t in targets_w]
+                ext_w = [r.get("param") or r.get("buffer") for r in refs_w
+                         if r is not None and ("param" in r or "buffer" in r)]
+                if len(ext_w) == len(writes):
+                    mutated.extend(ext_w)
+                    if not new:
+                        # Only updates parameters/buffers (copy_ into a buffer).
+                        k += 1
+                        n = J.add(JNode("%s%d.%s" % (kind[0], k, short), kind,
+                                        [{"op": name, "args": eargs, "kwargs": ekwargs}],
+                                        "%s: updates %s" % (name, ", ".join(ext_w))))
+                        J.side_effects.append(n.id)
+                        ref[fx] = {"node": n.id}
+                        continue
+                    # else: allocates, and updates buffers on the side.
+                elif len(writes) == 1 and refs_w[0] is not None and "node" in refs_w[0] \
+                        and "index" not in refs_w[0] and refs_w[0]["node"] in J.byid \
+                        and J.byid[refs_w[0]["node"]].kind != "input" \
+                        and J.byid[refs_w[0]["node"]].n_out is None \
+                        and all(u is fx for u in targets_w[0].users) \
+                        and not new and len(aliased) == 1 \
+                        and owner.get(aliased[0][0]) == refs_w[0]["node"]:
+                    # Writes into a fresh tensor nothing else reads: fused.
+                    prod = J.byid[refs_w[0]["node"]]
+                    prod.calls.append({"op": name, "args": [{"prev": len(prod.calls) - 1}
+                                                            if a is targets_w[0] else enc(a)
+                                                            for a in fx.args],
+                                       "kwargs": ekwargs})
+                    prod.label += " + " + name
+                    prod.random = prod.random or short in RANDOM_OPS
+                    ref[fx] = {"node": prod.id}
+                    continue
+                else:
+                    raise JointError("%s writes in place into an activation read elsewhere; "
+                                     "it cannot be replayed under rematerialization" % where)
+            if not new and not writes:
+                # A view (or a value without storage): no node.
+                r = {"view": name, "args": eargs}
+                if ekwargs:
+                    r["kwargs"] = ekwargs
+                ref[fx] = r
+                continue
+            if aliased:
+                raise JointError("%s returns both new tensors and views of other tensors; "
+                                 "the memory model cannot express it" % where)
+            k += 1
+            n = J.add(JNode("%s%d.%s" % (kind[0], k, short), kind,
+                            [{"op": name, "args": eargs, "kwargs": ekwargs}], name))
+            n.random = short in RANDOM_OPS
+            if isinstance(out, (tuple, list)):
+                n.n_out = len(out)
+            for kk in new:
+                owner.setdefault(kk[0], n.id)
+            ref[fx] = {"node": n.id}
+    if out_fx is None:
+        raise JointError("the traced step has no output")
+    out_fx = list(out_fx)   # flattened: loss, then one gradient per parameter
+    if len(out_fx) != 1 + np_:
+        raise JointError("the traced step returns %d values, expected %d" % (len(out_fx), 1 + np_))
+    J.loss = ref[out_fx[0]]
+    J.grads = [ref[g] if isinstance(g, torch.fx.Node) else None for g in out_fx[1:]]
+    J.mutated = _dedup(mutated)
+    return J
+
+
+def _scan_refs(r, fn):
+    """Call fn(node, index) for every node a reference reads."""
+    if isinstance(r, dict):
+        if "node" in r:
+            fn(r["node"], r.get("index"))
+        elif "view" in r:
+            _scan_refs(r["args"], fn)
+            _scan_refs(list(r.get("kwargs", {}).values()), fn)
+    elif isinstance(r, list):
+        for a in r:
+            _scan_refs(a, fn)
+
+
+def _map_refs(r, fn):
+    """Rewrite every {"node"} reference with fn(ref) -> ref."""
+    if isinstance(r, dict):
+        if "node" in r:
+            return fn(r)
+        if "view" in r:
+            r2 = dict(r)
+            r2["args"] = _map_refs(r["args"], fn)
+            if "kwargs" in r:
+                r2["kwargs"] = {k: _map_refs(a, fn) for k, a in r["kwargs"].items()}
+            return r2
+        return r
+    if isinstance(r, list):
+        return [_map_refs(a, fn) for a in r]
+    return r
+
+
+def _output_refs(J):
+    return [J.loss] + [g for g in J.grads if g is not None] + [{"node": s} for s in J.side_effects]
+
+
+def _finish(J, model, inputs, targets, measure, say):
+    """Copy-outs of multi-output nodes, dead nodes, inputs, kinds, outputs,
+    sizes and costs."""
+    pos = {n.id: i for i, n in enumerate(J.nodes)}
+    end = len(J.nodes) + 1
+    last = {}      # (node, index) -> position of its last reader
+
+    def reader(at):
+        def fn(nid, idx):
+            key = (nid, idx)
+            last[key] = max(last.get(key, -1), at)
+        return fn
+    for n in J.nodes:
+        for c in n.calls:
+            _scan_refs(c["args"], reader(pos[n.id]))
+            _scan_refs(list(c["kwargs"].values()), reader(pos[n.id]))
+    for r in _output_refs(J):
+        _scan_refs(r, reader(end))
+
+    # Sizes of every output, from one run holding everything.
+    binding = bind_model(J, model, inputs, targets, clone_buffers=True)
+    vals = run_plain(J, binding, seed=0, values=True)
+    new_nodes, rename = [], {}
+    for n in J.nodes:
+        new_nodes.append(n)
+        if n.n_out is None:
+            continue
+        if (n.id, None) in last:
+            raise JointError("node %s: its outputs are read as a whole" % n.id)
+        n.keep = [i for i in range(n.n_out) if (n.id, i) in last]
+        outs = vals[n.id]
+        size = {i: (storage_key(outs[i])[1] if isinstance(outs[i], torch.Tensor)
+                    and storage_key(outs[i]) else 0) for i in n.keep}
+        if len(n.keep) < 2:
+            continue
+        big = max(n.keep, key=lambda i: (size[i], -i))
+        for i in n.keep:
+            if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]:
+                cid = "%s#%d" % (n.id, i)
+                new_nodes.append(JNode(cid, n.kind, [{"op": "aten.clone.default",
+                                                      "args": [{"node": n.id, "index": i}],
+                                                      "kwargs": {}}],
+                                       "copy of output %d of %s" % (i, n.calls[0]["op"])))
+                rename[(n.id, i)] = cid
+    J.nodes = new_nodes
+    J.reindex()
+    copies = set(rename.values())
+
+    def redirect(r):
+        key = (r["node"], r.get("index"))
+        return {"node": rename[key]} if key in rename else r
+    for n in J.nodes:
+        if n.id in copies:
+            continue
+        for c in n.calls:
+            c["args"] = _map_refs(c["args"], redirect)
+            c["kwargs"] = {k: _map_refs(a, redirect) for k, a in c["kwargs"].items()}
+    J.loss = _map_refs(J.loss, redirect)
+    J.grads = [_map_refs(g, redirect) if g is not None else None for g in J.grads]
+
+    # Inputs of each node, the outputs, dead nodes.
+    for n in J.nodes:
+        deps = []
+        for c in n.calls:
+            ref_nodes(c["args"], deps)
+            ref_nodes(list(c["kwargs"].values()), deps)
+        n.inputs = [d for d in _dedup(deps) if d != n.id]
+    # Updates of buffers computed from parameters and buffers alone
+    # (num_batches_tracked += 1) run after the schedule: the epilogue.
+    ext_only = set()
+    for n in J.nodes:
+        if n.kind != "input" and all(i in ext_only for i in n.inputs):
+            ext_only.add(n.id)
+    epi_roots = [s for s in J.side_effects if s in ext_only]
+    J.side_effects = [s for s in J.side_effects if s not in ext_only]
+
+    def closure(roots):
+        seen, stack = set(), list(roots)
+        while stack:
+            v = stack.pop()
+            if v not in seen:
+                seen.add(v)
+                stack.extend(J.byid[v].inputs)
+        return seen
+    outs = []
+    for r in _output_refs(J):
+        ref_nodes(r, outs)
+    J.outputs = _dedup(outs)
+    needed = closure(J.outputs)
+    epi = closure(epi_roots) - needed
+    J.epilogue = [n for n in J.nodes if n.id in epi]
+    J.nodes = [n for n in J.nodes if n.id in needed or n.kind == "input"]
+    J.reindex()
+    used = {}   # outputs of multi-output nodes still read by someone
+
+    def note(nid, idx):
+        used.setdefault(nid, set()).add(idx)
+    for m in J.nodes + J.epilogue:
+        for c in m.calls:
+            _scan_refs(c["args"], note)
+            _scan_refs(list(c["kwargs"].values()), note)
+    for r in _output_refs(J):
+        _scan_refs(r, note)
+    for n in J.nodes:
+        if n.n_out is not None:
+            n.keep = sorted(i for i in used.get(n.id, ()) if i is not None)
+
+    # Kinds.
+    loss_nodes = _dedup(ref_nodes(J.loss, []))
+    if len(loss_nodes) != 1 or J.byid[loss_nodes[0]].kind == "input":
+        raise JointError("the loss is not computed by one node of the graph (%s)" % loss_nodes)
+    loss_id = loss_nodes[0]
+    down = {loss_id}
+    for n in J.nodes:
+        if n.kind == "input" or n.id == loss_id:
+            continue
+        n.kind = "backward" if any(i in down for i in n.inputs) else "forward"
+        if n.kind == "backward":
+            down.add(n.id)
+    J.byid[loss_id].kind = "loss"
+
+    # Sizes and costs.
+    say("measuring sizes" + (" and times" if measure else ""))
+    binding = bind_model(J, model, inputs, targets, clone_buffers=True)
+    stats = run_plain(J, binding, seed=0, stats=True)
+    for n in J.nodes:
+        if n.kind == "input":
+            t = binding.batch[n.id]
+            st = storage_key(t)
+            n.mem = st[1] if st else 0
+        else:
+            n.mem, n.workspace, n.cost = stats[n.id]
+    if measure:
+        times = measure_times(J, binding, say)
+        for n in J.nodes:
+            if n.kind != "input":
+                n.cost = times[n.id]
+    J.source = {
+        "exporter": "remat_torch.joint v%d" % JOINT_VERSION,
+        "torch": torch.__version__,
+        "params_bytes": sum(p.numel() * p.element_size()
+                            for p in dict(model.named_parameters()).values()),
+        "buffers_bytes": sum(b.numel() * b.element_size()
+                             for b in dict(model.named_buffers()).values()),
+        "param_grads_bytes": sum(_prod(s) * torch.empty((), dtype=getattr(torch, d)).element_size()
+                                 for (nm, s, d), g in zip(J.params, J.grads) if g is not None),
+        "cost": "measured time of each node in microseconds (median of runs, alone)" if measure
+                else "estimated: 2 per multiply-add in convolutions and matrix products, "
+                     "1 per element otherwise, 0 for views",
+        "in_graph": "batch, activations, activation gradients, parameter gradients "
+                    "(outputs, resident to the end of the step)",
+        "excluded": "parameters, buffers, optimizer state: add params_bytes and buffers_bytes "
+                    "for the device footprint",
+    }
+
+
+def _prod(xs):
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+# ------------------------------------------------------------ binding
+
+class Binding:
+    """The tensors a run reads: parameters and buffers by name, and the
+    value of every input node."""
+
+    def __init__(self, params, buffers, batch):
+        self.params, self.buffers, self.batch = params, buffers, batch
+
+    def external_storages(self):
+        out = set()
+        for t in list(self.params.values()) + list(self.buffers.values()):
+            k = storage_key(t)
+            if k:
+                out.add(k[0])
+        return out
+
+
+def bind_model(J, model, inputs, targets=(), clone_buffers=False):
+    """Bind the program to a model's parameters and buffers and a batch."""
+    pd = dict(model.named_parameters())
+    bd = dict(model.named_buffers())
+    missing = [n for n, _, _ in J.params if n not in pd] + [n for n, _, _ in J.buffers
+                                                           if n not in bd]
+    if missing:
+        raise JointError("the model has no parameter or buffer %s" % missing[0])
+    buffers = {n: (bd[n].detach().clone() if clone_buffers else bd[n]) for n, _, _ in J.buffers}
+    return Binding({n: pd[n] for n, _, _ in J.params}, buffers,
+                   bind_batch(J, inputs, targets))
+
+
+def bind_batch(J, inputs, targets=()):
+    batch = list(inputs) + list(targets)
+    want = J.n_model_inputs + J.n_targets
+    if len(batch) != want:
+        raise JointError("the step takes %d model inputs and %d targets, got %d tensors"
+                         % (J.n_model_inputs, J.n_targets, len(batch)))
+    out = dict(zip(J.inputs, batch))
+    out.update(J.consts)
+    return out
+
+
+# ------------------------------------------------------------ running
+
+def seed_of(base, index):
+    """The seed a random node runs under: from the step's seed and its position."""
+    return (base * 1000003 + index * 7919 + 17) % (2 ** 63 - 1)
+
+
+class Runner:
+    """Evaluates node programs on an environment of node values: resolves
+    references (deriving views again from their owners), seeds random
+    nodes, and sends writes to parameters and buffers to the real tensors on
+    a node's first run and to scratch copies on later runs; readers of a
+    written buffer see a copy taken before the step."""
+
+    def __init__(self, J, binding, seed, flops=False):
+        self.J, self.b, self.seed = J, binding, seed
+        self.env = {}
+        self.index = {n.id: i for i, n in enumerate(J.nodes + J.epilogue)}
+        self.ran = set()
+        self.first = True
+        self.ops = {}
+        self.snap, self.scratch = {}, {}
+        self.flops = 0 if flops else None
+        with torch.no_grad():
+            for nm in J.mutated:
+                t = binding.buffers.get(nm, binding.params.get(nm))
+                self.snap[nm] = t.detach().clone()
+
+    def op(self, name, nid):
+        o = self.ops.get(name)
+        if o is None:
+            o = resolve_op(name)
+            if o is None:
+                raise JointError("node %s: operator %s cannot be replayed (torch %s has no "
+                                 "such operator)" % (nid, name, torch.__version__))
+            self.ops[name] = o
+        return o
+
+    def external(self, r, written):
+        nm = r.get("param") or r.get("buffer")
+        t = self.b.params.get(nm) if "param" in r else self.b.buffers.get(nm)
+        if t is None:
+            raise JointError("the program reads %s %s, which the model does not have"
+                             % ("parameter" if "param" in r else "buffer", nm))
+        if written:
+            if self.first:
+                return t
+            if nm not in self.scratch:
+                self.scratch[nm] = t.detach().clone()
+            return self.scratch[nm]
+        if nm in self.snap:
+            return self.snap[nm]
+        return t.detach()
+
+    def value(self, r, prev, nid, written=False):
+        if isinstance(r, list):
+            return [self.value(a, prev, nid) for a in r]
+        if not isinstance(r, dict):
+            return r
+        if "node" in r:
+            v = self.env[r["node"]]
+            return v[r["index"]] if "index" in r else v
+        if "prev" in r:
+            return prev[r["prev"]]
+        if "param" in r or "buffer" in r:
+            return self.external(r, written)
+        if "view" in r:
+            o = self.op(r["view"], nid)
+            out = o(*[self.value(a, prev, nid) for a in r["args"]],
+                    **{k: self.value(a, prev, nid) for k, a in r.get("kwargs", {}).items()})
+            return out[r["index"]] if "index" in r else out
+        return decode_const(r)
+
+    def call(self, n):
+        """Run node n's program and return its value (for several outputs,
+        a tuple with None for the outputs it does not keep)."""
+        from remat_torch.export import op_flops
+        self.first = n.id not in self.ran
+        prev = []
+        for c in n.calls:
+            o = self.op(c["op"], n.id)
+            w = written_args(o)
+            wi, wn = {i for i, _ in w}, {nm for _, nm in w}
+            args = [self.value(a, prev, n.id, written=(i in wi)) for i, a in enumerate(c["args"])]
+            kwargs = {k: self.value(a, prev, n.id, written=(k in wn))
+                      for k, a in c["kwargs"].items()}
+            if n.random:
+                with torch.random.fork_rng(devices=_devices_of(tree_flatten(args)[0])):
+                    torch.manual_seed(seed_of(self.seed, self.index[n.id]))
+                    out = o(*args, **kwargs)
+            else:
+                out = o(*args, **kwargs)
+            if self.flops is not None:
+                outs = out if isinstance(out, (tuple, list)) else (out,)
+                self.node_flops += op_flops(o._schema.name, args, outs)
+            prev.append(out)
+        self.ran.add(n.id)
+        return prev[-1]
+
+    def run_epilogue(self):
+        """The buffer updates computed from parameters and buffers alone,
+        after the schedule (their values are dropped at once)."""
+        for n in self.J.epilogue:
+            self.env[n.id] = self.call(n)
+        for n in self.J.epilogue:
+            del self.env[n.id]
+
+    def kept(self, n, v):
+        if n.keep is None:
+            return v
+        return tuple(v[i] if i in n.keep else None for i in range(len(v)))
+
+    def results(self):
+        loss = self.value(self.J.loss, [], "loss")
+        grads = [self.value(g, [], "gradient") if g is not None else None for g in self.J.grads]
+        return loss, grads
+
+
+def run_plain(J, binding, seed=0, values=False, stats=False):
+    """Run every node once, in order, freeing nothing.
+
+    Returns (loss, grads); with values=True the value of every node; with
+    stats=True per node (mem, workspace, flops): the bytes of the new
+    storages it keeps and of those it drops at once."""
+    R = Runner(J, binding, seed, flops=stats)
+    ext = binding.external_storages()
+    held = set()
+    out = {}
+    with torch.no_grad():
+        for n in J.nodes:
+            if n.kind == "input":
+                R.env[n.id] = binding.batch[n.id]
+                held.update(value_storages(R.env[n.id]))
+        for n in J.nodes:
+            if n.kind == "input":
+                continue
+            R.node_flops = 0
+            v = R.call(n)
+            if stats:
+                all_new = {p: b for p, b in value_storages(v).items()
+                           if p not in held and p not in ext}
+                kv = R.kept(n, v) if isinstance(v, (tuple, list)) else v
+                kept = {p: b for p, b in value_storages(kv).items() if p in all_new}
+                out[n.id] = (sum(kept.values()), sum(b for p, b in all_new.items()
+                                                     if p not in kept), R.node_flops)
+                v = kv
+                held.update(kept)
+            elif n.keep is not None:
+                v = R.kept(n, v)
+            R.env[n.id] = v
+        if values:
+            return dict(R.env)
+        if stats:
+            return out
+        R.run_epilogue()
+        return R.results()
+
+
+def measure_times(J, binding, say, repeats=5):
+    """Median time (us) of each node over `repeats` plain runs, after one
+    warm-up run."""
+    cuda = any(t.is_cuda for t in binding.params.values())
+    samples = {n.id: [] for n in J.nodes if n.kind != "input"}
+    with torch.no_grad():
+        for rep in range(repeats + 1):
+            say("timing run %d of %d" % (rep + 1, repeats + 1))
+            R = Runner(J, binding, seed=0)
+            for n in J.nodes:
+                if n.kind == "input":
+                    R.env[n.id] = binding.batch[n.id]
+                    continue
+                if cuda:
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                v = R.call(n)
+                if cuda:
+                    torch.cuda.synchronize()
+                t1 = time.perf_counter()
+                if rep:
+                    samples[n.id].append((t1 - t0) * 1e6)
+                R.env[n.id] = R.kept(n, v) if n.keep is not None else v
+    return {k: round(sorted(v)[len(v) // 2], 3) for k, v in samples.items()}
+
+
+# ------------------------------------------------------ files in and out
+
+def _node_dict(n):
+    d = {"id": n.id, "kind": n.kind, "mem": int(n.mem)}
+    if n.kind != "input":
+        c = float(n.cost)
+        d["cost"] = int(c) if c == int(c) and abs(c) < 2 ** 53 else round(c, 3)
+    if n.workspace:
+        d["workspace"] = int(n.workspace)
+    if n.inputs:
+        d["inputs"] = n.inputs
+    if n.label:
+        d["label"] = n.label
+    if n.calls:
+        d["call"] = n.calls
+    if n.keep is not None:
+        d["keep"] = n.keep
+        d["n_out"] = n.n_out
+    if n.random:
+        d["random"] = True
+    return d
+
+
+def _node_of(d, where):
+    n = JNode(d["id"], d.get("kind", "op"), d.get("call", []), d.get("label", ""))
+    n.mem, n.workspace = int(d["mem"]), int(d.get("workspace", 0))
+    n.cost = float(d.get("cost", 0 if n.kind == "input" else 1))
+    n.inputs = list(d.get("inputs", []))
+    n.random = bool(d.get("random", False))
+    if "keep" in d:
+        n.keep, n.n_out = list(d["keep"]), d.get("n_out")
+    if n.kind != "input" and not n.calls:
+        raise JointError("%s: node %s has no \"call\" to run" % (where, n.id))
+    return n
+
+
+def to_graph(J, name):
+    """The remat-graph dict of a Joint (nodes as dicts, program included)."""
+    nodes = [_node_dict(n) for n in J.nodes]
+    program = {
+        "format": JOINT_FORMAT, "version": JOINT_VERSION,
+        "params": [list(p) for p in J.params], "buffers": [list(b) for b in J.buffers],
+        "inputs": J.inputs, "model_inputs": J.n_model_inputs, "targets": J.n_targets,
+        "consts": sorted(J.consts), "loss": J.loss, "grads": J.grads,
+        "side_effects": J.side_effects, "mutated": J.mutated,
+        "epilogue": [_node_dict(n) for n in J.epilogue],
+    }
+    return {"format": "remat-graph", "version": 1, "name": name,
+            "cost_unit": "us" if "measured" in J.source.get("cost", "") else "flop",
+            "source": J.source, "program": program, "nodes": nodes, "outputs": J.outputs}
+
+
+def write_graph(graph, path):
+    """Compact JSON, one node per line, written atomically (or to stdout)."""
+    head = {k: v for k, v in graph.items() if k not in ("nodes", "outputs")}
+    lines = [json.dumps(n, separators=(",", ":"), allow_nan=False) for n in graph["nodes"]]
+    text = json.dumps(head, separators=(",", ":"), allow_nan=False)[:-1]
+    text += ',"nodes":[\n' + ",\n".join(lines) + "\n]"
+    text += ',"outputs":' + json.dumps(graph["outputs"], separators=(",", ":")) + "}\n"
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def tensors_path(graph_path):
+    return os.path.splitext(graph_path)[0] + ".pt"
+
+
+def save_tensors(J, binding, path):
+    """The parameters, buffers and batch a joint graph was traced with."""
+    data = {"format": JOINT_FORMAT, "params": {k: v.detach() for k, v in binding.params.items()},
+            "buffers": {k: v.detach() for k, v in binding.buffers.items()},
+            "batch": dict(binding.batch)}
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        torch.save(data, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def from_graph(g, where="graph"):
+    """A Joint from a remat-graph dict that carries a program."""
+    prog = g.get("program")
+    if not isinstance(prog, dict) or prog.get("format") != JOINT_FORMAT:
+        raise JointError("%s: not a joint graph (no \"program\"; export it with "
+                         "python3 -m remat_torch export MODEL --joint)" % where)
+    if prog.get("version") != JOINT_VERSION:
+        raise JointError("%s: joint program version %s, this reader knows %d"
+                         % (where, prog.get("version"), JOINT_VERSION))
+    J = Joint()
+    J.params = [tuple(p) for p in prog["params"]]
+    J.buffers = [tuple(b) for b in prog["buffers"]]
+    J.inputs = list(prog["inputs"])
+    J.n_model_inputs, J.n_targets = prog["model_inputs"], prog["targets"]
+    J.loss, J.grads = prog["loss"], prog["grads"]
+    J.side_effects, J.mutated = prog["side_effects"], prog["mutated"]
+    J.source = g.get("source", {})
+    for d in g["nodes"]:
+        J.add(_node_of(d, where))
+    J.epilogue = [_node_of(d, where) for d in prog.get("epilogue", [])]
+    J.outputs = list(g.get("outputs", []))
+    J.consts = {c: None for c in prog.get("consts", [])}   # tensors: from the .pt file
+    check_replayable(J, where)
+    return J
+
+
+def check_replayable(J, where="graph"):
+    """Every operator of the program exists in this torch; names the first
+    node and operator that does not."""
+    def scan(r, nid):
+        if isinstance(r, dict):
+            if "view" in r:
+                if resolve_op(r["view"]) is None:
+                    raise JointError("%s: node %s: operator %s cannot be replayed (torch %s has "
+                                     "no such operator)" % (where, nid, r["view"], torch.__version__))
+                scan(r["args"], nid)
+                scan(list(r.get("kwargs", {}).values()), nid)
+        elif isinstance(r, list):
+            for a in r:
+                scan(a, nid)
+    for n in J.nodes:
+        reads = []
+        for c in n.calls:
+            ref_nodes(c.get("args", []) if isinstance(c, dict) else [], reads)
+            ref_nodes(list(c.get("kwargs", {}).values()) if isinstance(c, dict) else [], reads)
+        missing = [r for r in reads if r not in J.byid or (r not in n.inputs and r != n.id)]
+        if missing:
+            raise JointError("%s: node %s: its call reads %s, which is not among its inputs"
+                             % (where, n.id, missing[0]))
+        for c in n.calls:
+            if not isinstance(c, dict) or "op" not in c:
+                raise JointError("%s: node %s: a call without \"op\"" % (where, n.id))
+            if resolve_op(c["op"]) is None:
+                raise JointError("%s: node %s: operator %s cannot be replayed (torch %s has no "
+                                 "such operator)" % (where, n.id, c["op"], torch.__version__))
+            scan(c.get("args", []), n.id)
+            scan(list(c.get("kwargs", {}).values()), n.id)
+    scan([J.loss] + [g for g in J.grads if g is not None], "(outputs)")
+
+
+def load_graph(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+# ------------------------------------------------------ eager reference
+
+def eager_step(model, inputs, loss_fn, targets=(), J=None, seed=0):
+    """Plain PyTorch: loss = loss_fn(model(*inputs), *targets);
+    loss.backward().  Returns (loss, grads) with one gradient per parameter
+    of J (None where the loss does not depend on it); the model's .grad
+    fields are left as they were (its buffers are updated, as by any
+    training step).  With J, random operators run under the seeds the
+    executor gives J's random nodes, in the same order, so dropout draws
+    the same masks."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    seeds = []
+    if J is not None:
+        index = {n.id: i for i, n in enumerate(J.nodes + J.epilogue)}
+        seeds = [seed_of(seed, index[nid]) for nid in J.random_nodes]
+    count = [0]
+
+    class Seeding(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func._schema.name.split("::")[-1] in RANDOM_OPS and J is not None:
+                k = count[0]
+                count[0] += 1
+                if k >= len(seeds):
+                    raise JointError("eager mode ran more random operators than the graph has "
+                                     "random nodes (%d)" % len(seeds))
+                with torch.random.fork_rng(devices=_devices_of(tree_flatten(args)[0])):
+                    torch.manual_seed(seeds[k])
+                    return func(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    params = dict(model.named_parameters())
+    names = [p[0] for p in J.params] if J is not None else list(params)
+    saved = {n: params[n].grad for n in names}
+    for n in names:
+        params[n].grad = None
+    try:
+        model.train()
+        with Seeding():
+            out = model(*inputs)
+            loss = loss_fn(out, *targets)
+        if J is not None and count[0] != len(seeds):
+            raise JointError("eager mode ran %d random operators, the graph has %d random nodes"
+                             % (count[0], len(seeds)))
+        loss.backward()
+        grads = [params[n].grad for n in names]
+    finally:
+        for n in names:
+            params[n].grad = saved[n]
+    return loss.detach(), grads
