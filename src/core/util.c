@@ -1,11 +1,9 @@
-/* util.c - file reading and JSON text helpers; see util.h. */
+/* util.c - file reading and JSON writing helpers; see util.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <cjson/cJSON.h>
 
 #include "remat/sim.h"
 #include "core/util.h"
@@ -74,110 +72,6 @@ void remat_i_line_col(const char *buf, size_t off, long *line, long *col)
 	}
 	*line = l;
 	*col = c;
-}
-
-int remat_i_json_parse(const char *buf, size_t len, const char *source,
-		       struct cJSON **out, struct remat_error *err)
-{
-	const char *end = NULL;
-	cJSON *root;
-	size_t i;
-	int blank = 1;
-
-	*out = NULL;
-	for (i = 0; i < len; i++) {
-		if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-			blank = 0;
-			break;
-		}
-	}
-	if (blank)
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: empty file, expected JSON", source);
-	if (memchr(buf, '\0', len))
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: not a JSON text (contains a NUL byte)",
-				  source);
-	/* The length must include the terminating NUL (cJSON 1.7.15). */
-	root = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
-	if (!root) {
-		long line, col;
-		size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
-
-		if (off > len)
-			off = len;
-		remat_i_line_col(buf, off, &line, &col);
-		if (off >= len)
-			return REMAT_FAIL(err, REMAT_EINPUT,
-					  "%s:%ld:%ld: invalid JSON: unexpected end of file",
-					  source, line, col);
-		{
-			char near[16];
-			size_t k;
-
-			/* Quote the text at the error, up to 12 printable bytes. */
-			for (k = 0; k < 12 && off + k < len && (unsigned char)buf[off + k] >= 0x20;
-			     k++)
-				near[k] = buf[off + k];
-			near[k] = '\0';
-			return REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: invalid JSON near '%s'",
-					  source, line, col, near);
-		}
-	}
-	*out = root;
-	return REMAT_OK;
-}
-
-int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
-			    struct cJSON **out, struct remat_error *err)
-{
-	char *copy = malloc(len + 1);
-	int rc;
-
-	*out = NULL;
-	if (!copy)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory", source);
-	if (len)
-		memcpy(copy, buf, len);
-	copy[len] = '\0';
-	rc = remat_i_json_parse(copy, len, source, out, err);
-	free(copy);
-	return rc;
-}
-
-struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
-				  int *dup)
-{
-	cJSON *found = NULL, *it;
-
-	if (dup)
-		*dup = 0;
-	if (!obj || !cJSON_IsObject(obj))
-		return NULL;
-	for (it = obj->child; it; it = it->next) {
-		if (it->string && strcmp(it->string, key) == 0) {
-			if (found) {
-				if (dup)
-					*dup = 1;
-				break;
-			}
-			found = it;
-			if (!dup)
-				break;
-		}
-	}
-	return found;
-}
-
-int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out)
-{
-	double d;
-
-	if (!v || !cJSON_IsNumber(v))
-		return 0;
-	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d) || d < 0 || d > (double)max)
-		return 0;
-	*out = (int64_t)d;
-	return 1;
 }
 
 void remat_i_json_write_str(FILE *f, const char *s)

@@ -1,6 +1,7 @@
 /*
  * util.h - small internals shared across libremat (and its CLI): whole-file
- * reading, JSON text helpers, line/column of a byte offset.
+ * reading, line/column of a byte offset, JSON writing helpers; it includes
+ * core/json_read.h, the strict JSON reader.
  */
 #ifndef REMAT_UTIL_H
 #define REMAT_UTIL_H
@@ -10,6 +11,7 @@
 #include <stdio.h>
 
 #include "remat/error.h"
+#include "core/json_read.h" /* the JSON reader: parse, members, integers */
 
 struct cJSON;
 
@@ -20,31 +22,8 @@ struct cJSON;
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err);
 
-/* Line and column (1-based) of byte offset off in buf. */
+/* Line and column (1-based; columns count bytes) of byte offset off in buf. */
 void remat_i_line_col(const char *buf, size_t off, long *line, long *col);
-
-/*
- * Parse JSON strictly (no trailing garbage).  buf must have a NUL at
- * buf[len] (remat_i_read_file's buffers do; see remat_i_json_parse_copy
- * otherwise).  On a syntax error returns REMAT_EINPUT with
- * "SOURCE:LINE:COL: invalid JSON ..." in err.
- */
-int remat_i_json_parse(const char *buf, size_t len, const char *source,
-		       struct cJSON **out, struct remat_error *err);
-
-/* The same for a buffer that need not be NUL-terminated (copies it). */
-int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
-			    struct cJSON **out, struct remat_error *err);
-
-/*
- * Member key of object obj, matched case-sensitively.  *dup is set when
- * the key occurs more than once (dup may be NULL).
- */
-struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
-				  int *dup);
-
-/* Is v a JSON number that is an integer in [0, max]? */
-int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out);
 
 /* Write s as a JSON string literal (quoted and escaped). */
 void remat_i_json_write_str(FILE *f, const char *s);

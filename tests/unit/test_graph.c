@@ -71,8 +71,9 @@ static void test_node_field_errors(void **state)
 	EXPECT(HEAD "\"nodes\":[{\"id\":7,\"mem\":1}]}", "nodes[0]", "'id'", "got 7");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1},{\"id\":\"a\",\"mem\":2}]}",
 	       "node 'a'", "duplicate 'id'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"mem\":2}]}", "node 'a'", "'mem'",
-	       "more than once");
+	/* The JSON reader refuses duplicate keys, at the second one. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"mem\":2}]}", "t.json:1:64",
+	       "'mem' is given more than once");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"kind\":\"layer\"}]}", "node 'a'",
 	       "'kind'", "\"layer\"");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"kind\":3}]}", "node 'a'", "'kind'");
@@ -80,16 +81,20 @@ static void test_node_field_errors(void **state)
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":-1}]}", "node 'a'", "'mem'", "got -1");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1.5}]}", "node 'a'", "'mem'", "got 1.5");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":\"8\"}]}", "node 'a'", "'mem'");
-	/* (2^53 + 1 reads as 2^53 in a JSON double; 10^16 is clearly above.) */
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":10000000000000000}]}", "node 'a'", "'mem'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1e400}]}", "node 'a'", "'mem'");
+	/* 2^53 + 1 reads as 2^53 in a double: the reader marks it, the loader refuses it. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":9007199254740993}]}", "node 'a'", "'mem'",
+	       "got 9007199254740993");
+	/* Beyond a double: the reader refuses it, with its position. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1e400}]}", "t.json:1:62", "too large");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"workspace\":-4}]}", "node 'a'",
 	       "'workspace'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"workspace\":true}]}", "node 'a'",
 	       "'workspace'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":-1}]}", "node 'a'", "'cost'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":\"1\"}]}", "node 'a'", "'cost'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":1e400}]}", "node 'a'", "'cost'");
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":1e400}]}", "t.json:1:71",
+	       "'1e400' is too large");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":\"b\"}]}", "node 'a'", "'inputs'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":[1]}]}", "node 'a'", "'inputs'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":[\"\"]}]}", "node 'a'", "'inputs'");
