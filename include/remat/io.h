@@ -86,8 +86,9 @@ int remat_graph_write_file(const char *path, const struct remat_graph *g,
 /* ---- schedules ---- */
 
 /*
- * Read a remat-schedule JSON file against g.  Node ids are resolved to
- * indices; an unknown id or op is REMAT_EINPUT naming the step.
+ * Read a remat-schedule JSON file against g.  "format" and "version" are
+ * required, as in a graph file.  Node ids are resolved to indices; an
+ * unknown id or op is REMAT_EINPUT naming the step.
  */
 int remat_schedule_read(const char *path, const struct remat_graph *g,
 			struct remat_schedule *out, struct remat_error *err);
