@@ -1,7 +1,7 @@
 /*
  * util.h - small internals shared across libremat (and its CLI): whole-file
- * reading, line/column of a byte offset, JSON writing helpers; it includes
- * core/json_read.h, the strict JSON reader.
+ * reading (bounded), line/column of a byte offset, JSON writing helpers;
+ * it includes core/json_read.h, the strict JSON reader.
  */
 #ifndef REMAT_UTIL_H
 #define REMAT_UTIL_H
@@ -16,8 +16,22 @@
 struct cJSON;
 
 /*
- * Read a whole file into a malloc'd, NUL-terminated buffer.  Failures are
- * REMAT_EINPUT naming the path ("cannot read: No such file or directory").
+ * The most bytes remat reads from one file: REMAT_MAX_INPUT when set (a
+ * size such as "4GiB", as budgets are written, without '%'), else
+ * REMAT_I_MAX_INPUT_DEFAULT.  An unreadable setting is REMAT_EUSAGE.
+ */
+#define REMAT_I_MAX_INPUT_DEFAULT ((int64_t)2 << 30) /* 2 GiB */
+int remat_i_max_input(int64_t *out, struct remat_error *err);
+
+/*
+ * Read a whole text file into a malloc'd, NUL-terminated buffer.  Reads
+ * at most remat_i_max_input() bytes (a regular file larger than that is
+ * refused before reading; a pipe or device is read up to the limit and
+ * then refused) and stops at the first NUL byte: remat reads only text.
+ * Failures are REMAT_EINPUT naming the path ("cannot read: No such file or
+ * directory", "PATH:LINE:COL: not a text file (contains a NUL byte)",
+ * "larger than the input limit ..."), REMAT_ENOMEM, or REMAT_EUSAGE for a
+ * bad REMAT_MAX_INPUT.
  */
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err);
