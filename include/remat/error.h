@@ -8,7 +8,11 @@
  * Messages follow git's conventions: lower case, no final full stop, the
  * subject in single quotes, and they name the file, node and field when
  * the error is about input: "g.json: node 'conv3': 'mem' must be ...".
- * The library never prints; the CLI adds the "remat: " prefix.
+ * The library never prints; the CLI adds the "remat: " prefix.  Messages
+ * are safe to print as they are: remat_error_set_at() and
+ * remat_error_prefix() escape control characters, DEL and bytes that are
+ * not UTF-8 as \xNN (the C1 controls as \u0080-\u009f), so ids quoted
+ * from a file cannot drive the terminal and callers need not escape.
  *
  * Typedef rule for the whole project: no typedefs for structs or enums
  * (write "struct remat_graph"); typedefs only for function pointer types.

@@ -4,7 +4,14 @@
  * remat-schedule files (docs/FORMATS.md sections 1 and 2).
  *
  * Readers report every problem as REMAT_EINPUT naming the file, the node
- * or step and the field (JSON syntax errors with line and column).
+ * or step and the field.  Every reader goes through one strict JSON
+ * reader (RFC 8259, errors with line and column): duplicate keys, text
+ * that is not UTF-8, \u0000 or unpaired surrogates in strings, numbers
+ * JSON does not allow or a double cannot hold, integers beyond what a
+ * double tells apart (2^53 + 1 is not 2^53), nesting deeper than 1000
+ * levels and NUL bytes are all errors.  Files are read up to a limit
+ * (2 GiB, or the environment variable REMAT_MAX_INPUT: "8GiB"); a larger
+ * file is REMAT_EINPUT, an unreadable REMAT_MAX_INPUT REMAT_EUSAGE.
  * Writers that take a path write atomically: a temporary file in the
  * target's directory, flushed and synced, then renamed into place, so an
  * interrupted run never leaves a half-written file.
@@ -86,8 +93,9 @@ int remat_graph_write_file(const char *path, const struct remat_graph *g,
 /* ---- schedules ---- */
 
 /*
- * Read a remat-schedule JSON file against g.  Node ids are resolved to
- * indices; an unknown id or op is REMAT_EINPUT naming the step.
+ * Read a remat-schedule JSON file against g.  "format" and "version" are
+ * required, as in a graph file.  Node ids are resolved to indices; an
+ * unknown id or op is REMAT_EINPUT naming the step.
  */
 int remat_schedule_read(const char *path, const struct remat_graph *g,
 			struct remat_schedule *out, struct remat_error *err);

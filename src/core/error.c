@@ -4,6 +4,42 @@
 #include <string.h>
 
 #include "remat/error.h"
+#include "core/json_read.h"
+
+/*
+ * Copy message src into dst (size bytes) made safe to print, so that no
+ * caller has to escape what it quotes (ids, paths, JSON text): bytes below
+ * 0x20, DEL and bytes that are not valid UTF-8 become \xNN, the C1
+ * controls U+0080-U+009F become \u00NN.  Printable ASCII and valid UTF-8
+ * pass through, so escaping twice changes nothing.
+ */
+static void clean(char *dst, size_t size, const char *src)
+{
+	const unsigned char *p = (const unsigned char *)src, *e = p + strlen(src);
+	size_t o = 0;
+
+	while (p < e) {
+		char piece[8];
+		size_t n;
+		int seq = *p >= 0x20 && *p != 0x7f ? remat_i_utf8_seq(p, e) : 0;
+
+		if (seq == 2 && p[0] == 0xC2 && p[1] < 0xA0) {
+			n = (size_t)snprintf(piece, sizeof(piece), "\\u%04x", p[1]);
+		} else if (seq > 0) {
+			memcpy(piece, p, (size_t)seq);
+			n = (size_t)seq;
+		} else {
+			n = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", *p);
+			seq = 1;
+		}
+		if (o + n >= size)
+			break;
+		memcpy(dst + o, piece, n);
+		o += n;
+		p += seq;
+	}
+	dst[o] = '\0';
+}
 
 void remat_error_clear(struct remat_error *err)
 {
@@ -18,6 +54,7 @@ void remat_error_clear(struct remat_error *err)
 int remat_error_set_at(struct remat_error *err, const char *file, int line,
 		       int code, const char *fmt, ...)
 {
+	char raw[sizeof(err->msg)];
 	va_list ap;
 
 	if (!err)
@@ -26,14 +63,15 @@ int remat_error_set_at(struct remat_error *err, const char *file, int line,
 	err->src_file = file;
 	err->src_line = line;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	clean(err->msg, sizeof(err->msg), raw);
 	return code;
 }
 
 void remat_error_prefix(struct remat_error *err, const char *fmt, ...)
 {
-	char head[256], old[sizeof(err->msg)];
+	char head[256], raw[sizeof(err->msg)];
 	va_list ap;
 
 	if (!err)
@@ -41,8 +79,8 @@ void remat_error_prefix(struct remat_error *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
-	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	snprintf(raw, sizeof(raw), "%s: %s", head, err->msg);
+	clean(err->msg, sizeof(err->msg), raw);
 }
 
 const char *remat_status_name(int code)

@@ -1,58 +1,127 @@
-/* util.c - file reading and JSON text helpers; see util.h. */
+/* util.c - bounded file reading and JSON writing helpers; see util.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
+#include <sys/stat.h>
 
+#include "remat/budget.h"
 #include "remat/sim.h"
 #include "core/util.h"
+
+int remat_i_max_input(int64_t *out, struct remat_error *err)
+{
+	const char *env = getenv("REMAT_MAX_INPUT");
+	struct remat_budget_spec spec;
+	struct remat_error e2;
+	int64_t v;
+
+	*out = REMAT_I_MAX_INPUT_DEFAULT;
+	if (!env || !*env)
+		return REMAT_OK;
+	if (remat_budget_parse(env, &spec, &e2) || spec.percent ||
+	    remat_budget_resolve(&spec, 0, &v, &e2))
+		return REMAT_FAIL(err, REMAT_EUSAGE, "REMAT_MAX_INPUT: cannot read '%.60s' "
+				  "(expected a size such as 4GiB)", env);
+	*out = v;
+	return REMAT_OK;
+}
+
+static int too_large(const char *path, int64_t size, int64_t limit,
+		     struct remat_error *err)
+{
+	char lim[32], got[32];
+
+	remat_format_bytes(limit, lim, sizeof(lim));
+	if (size < 0) /* a stream: we stopped reading at the limit */
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: too large (more than the input limit "
+				  "of %s; set REMAT_MAX_INPUT to raise it)", path, lim);
+	remat_format_bytes(size, got, sizeof(got));
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: too large (%s; the input limit is %s, "
+			  "set REMAT_MAX_INPUT to raise it)", path, got, lim);
+}
 
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f;
+	struct stat st;
 	char *data = NULL;
-	size_t cap = 0, n = 0;
+	size_t cap = 256 * 1024, n = 0, limit;
+	int64_t max;
+	int rc = REMAT_OK;
 
 	*buf = NULL;
 	*len = 0;
+	REMAT_TRY(remat_i_max_input(&max, err));
+	limit = (uint64_t)max >= SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)max;
+	f = fopen(path, "rb");
 	if (!f)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
 				  strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > max) {
+			fclose(f);
+			return too_large(path, (int64_t)st.st_size, max, err);
+		}
+		cap = (size_t)st.st_size + 1; /* one more byte: did it grow? */
+	}
+	if (cap > limit + 1)
+		cap = limit + 1;
+	data = malloc(cap + 1);
+	if (!data) {
+		fclose(f);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory reading the file", path);
+	}
 	for (;;) {
 		size_t got;
+		const char *nul;
 
-		if (cap - n < 65536) {
-			size_t ncap = cap ? cap * 2 : 65536 * 4;
-			char *nd = realloc(data, ncap + 1);
+		if (n == cap) {
+			size_t ncap = cap <= limit / 2 ? cap * 2 : limit + 1;
+			char *nd;
 
+			if (n > limit) {
+				rc = too_large(path, -1, max, err);
+				break;
+			}
+			nd = realloc(data, ncap + 1);
 			if (!nd) {
-				free(data);
-				fclose(f);
-				return REMAT_FAIL(err, REMAT_ENOMEM,
-						  "%s: out of memory reading the file", path);
+				rc = REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory reading the file",
+						path);
+				break;
 			}
 			data = nd;
 			cap = ncap;
 		}
 		got = fread(data + n, 1, cap - n, f);
+		nul = memchr(data + n, '\0', got);
+		if (nul) {
+			long line, col;
+
+			remat_i_line_col(data, (size_t)(nul - data), &line, &col);
+			rc = REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: not a text file (contains "
+					"a NUL byte)", path, line, col);
+			break;
+		}
 		n += got;
 		if (got == 0) {
 			if (ferror(f)) {
 				int e = errno;
 
-				free(data);
-				fclose(f);
-				return REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s",
-						  path, strerror(e ? e : EIO));
+				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
+						strerror(e ? e : EIO));
 			}
 			break;
 		}
 	}
 	fclose(f);
+	if (rc) {
+		free(data);
+		return rc;
+	}
 	data[n] = '\0';
 	*buf = data;
 	*len = n;
@@ -74,110 +143,6 @@ void remat_i_line_col(const char *buf, size_t off, long *line, long *col)
 	}
 	*line = l;
 	*col = c;
-}
-
-int remat_i_json_parse(const char *buf, size_t len, const char *source,
-		       struct cJSON **out, struct remat_error *err)
-{
-	const char *end = NULL;
-	cJSON *root;
-	size_t i;
-	int blank = 1;
-
-	*out = NULL;
-	for (i = 0; i < len; i++) {
-		if (buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\r') {
-			blank = 0;
-			break;
-		}
-	}
-	if (blank)
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: empty file, expected JSON", source);
-	if (memchr(buf, '\0', len))
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: not a JSON text (contains a NUL byte)",
-				  source);
-	/* The length must include the terminating NUL (cJSON 1.7.15). */
-	root = cJSON_ParseWithLengthOpts(buf, len + 1, &end, 1);
-	if (!root) {
-		long line, col;
-		size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
-
-		if (off > len)
-			off = len;
-		remat_i_line_col(buf, off, &line, &col);
-		if (off >= len)
-			return REMAT_FAIL(err, REMAT_EINPUT,
-					  "%s:%ld:%ld: invalid JSON: unexpected end of file",
-					  source, line, col);
-		{
-			char near[16];
-			size_t k;
-
-			/* Quote the text at the error, up to 12 printable bytes. */
-			for (k = 0; k < 12 && off + k < len && (unsigned char)buf[off + k] >= 0x20;
-			     k++)
-				near[k] = buf[off + k];
-			near[k] = '\0';
-			return REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: invalid JSON near '%s'",
-					  source, line, col, near);
-		}
-	}
-	*out = root;
-	return REMAT_OK;
-}
-
-int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
-			    struct cJSON **out, struct remat_error *err)
-{
-	char *copy = malloc(len + 1);
-	int rc;
-
-	*out = NULL;
-	if (!copy)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory", source);
-	if (len)
-		memcpy(copy, buf, len);
-	copy[len] = '\0';
-	rc = remat_i_json_parse(copy, len, source, out, err);
-	free(copy);
-	return rc;
-}
-
-struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
-				  int *dup)
-{
-	cJSON *found = NULL, *it;
-
-	if (dup)
-		*dup = 0;
-	if (!obj || !cJSON_IsObject(obj))
-		return NULL;
-	for (it = obj->child; it; it = it->next) {
-		if (it->string && strcmp(it->string, key) == 0) {
-			if (found) {
-				if (dup)
-					*dup = 1;
-				break;
-			}
-			found = it;
-			if (!dup)
-				break;
-		}
-	}
-	return found;
-}
-
-int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out)
-{
-	double d;
-
-	if (!v || !cJSON_IsNumber(v))
-		return 0;
-	d = v->valuedouble;
-	if (!isfinite(d) || d != floor(d) || d < 0 || d > (double)max)
-		return 0;
-	*out = (int64_t)d;
-	return 1;
 }
 
 void remat_i_json_write_str(FILE *f, const char *s)

@@ -1,6 +1,7 @@
 /*
  * util.h - small internals shared across libremat (and its CLI): whole-file
- * reading, JSON text helpers, line/column of a byte offset.
+ * reading (bounded), line/column of a byte offset, JSON writing helpers;
+ * it includes core/json_read.h, the strict JSON reader.
  */
 #ifndef REMAT_UTIL_H
 #define REMAT_UTIL_H
@@ -10,41 +11,33 @@
 #include <stdio.h>
 
 #include "remat/error.h"
+#include "core/json_read.h" /* the JSON reader: parse, members, integers */
 
 struct cJSON;
 
 /*
- * Read a whole file into a malloc'd, NUL-terminated buffer.  Failures are
- * REMAT_EINPUT naming the path ("cannot read: No such file or directory").
+ * The most bytes remat reads from one file: REMAT_MAX_INPUT when set (a
+ * size such as "4GiB", as budgets are written, without '%'), else
+ * REMAT_I_MAX_INPUT_DEFAULT.  An unreadable setting is REMAT_EUSAGE.
+ */
+#define REMAT_I_MAX_INPUT_DEFAULT ((int64_t)2 << 30) /* 2 GiB */
+int remat_i_max_input(int64_t *out, struct remat_error *err);
+
+/*
+ * Read a whole text file into a malloc'd, NUL-terminated buffer.  Reads
+ * at most remat_i_max_input() bytes (a regular file larger than that is
+ * refused before reading; a pipe or device is read up to the limit and
+ * then refused) and stops at the first NUL byte: remat reads only text.
+ * Failures are REMAT_EINPUT naming the path ("cannot read: No such file or
+ * directory", "PATH:LINE:COL: not a text file (contains a NUL byte)",
+ * "larger than the input limit ..."), REMAT_ENOMEM, or REMAT_EUSAGE for a
+ * bad REMAT_MAX_INPUT.
  */
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err);
 
-/* Line and column (1-based) of byte offset off in buf. */
+/* Line and column (1-based; columns count bytes) of byte offset off in buf. */
 void remat_i_line_col(const char *buf, size_t off, long *line, long *col);
-
-/*
- * Parse JSON strictly (no trailing garbage).  buf must have a NUL at
- * buf[len] (remat_i_read_file's buffers do; see remat_i_json_parse_copy
- * otherwise).  On a syntax error returns REMAT_EINPUT with
- * "SOURCE:LINE:COL: invalid JSON ..." in err.
- */
-int remat_i_json_parse(const char *buf, size_t len, const char *source,
-		       struct cJSON **out, struct remat_error *err);
-
-/* The same for a buffer that need not be NUL-terminated (copies it). */
-int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
-			    struct cJSON **out, struct remat_error *err);
-
-/*
- * Member key of object obj, matched case-sensitively.  *dup is set when
- * the key occurs more than once (dup may be NULL).
- */
-struct cJSON *remat_i_json_member(const struct cJSON *obj, const char *key,
-				  int *dup);
-
-/* Is v a JSON number that is an integer in [0, max]? */
-int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out);
 
 /* Write s as a JSON string literal (quoted and escaped). */
 void remat_i_json_write_str(FILE *f, const char *s);

@@ -107,16 +107,6 @@ static char *key_string(const cJSON *v)
 	return s;
 }
 
-/* Render a short JSON value for messages. */
-static void shown(const cJSON *v, char *buf, size_t size)
-{
-	char *t = v ? cJSON_PrintUnformatted(v) : NULL;
-
-	snprintf(buf, size, "%.40s", t ? t : "?");
-	if (t)
-		cJSON_free(t);
-}
-
 struct nx {
 	const char *src;
 	int32_t n, m;
@@ -162,7 +152,7 @@ static int node_err(const struct nx *x, int32_t i, struct remat_error *err,
 	char g[64] = "";
 
 	if (got)
-		shown(got, g, sizeof(g));
+		remat_i_json_show(got, g, sizeof(g));
 	if (x->ids && x->ids[i])
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: node '%s': '%s' %s%s%s%s",
 				  x->src, x->ids[i], field, what, got ? " (got " : "",
@@ -244,7 +234,7 @@ static int link_end(const struct nx *x, const cJSON *jl, int32_t j,
 	*out = k ? strmap_get(&x->keymap, k) : -1;
 	free(k);
 	if (*out < 0) {
-		shown(v, g, sizeof(g));
+		remat_i_json_show(v, g, sizeof(g));
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: links[%d]: '%s': unknown node %s",
 				  x->src, j, field, g);
 	}
@@ -323,7 +313,7 @@ static int read_order(struct nx *x, const cJSON *root, unsigned flags,
 
 		free(k);
 		if (v < 0 || seen[v]) {
-			shown(it, g, sizeof(g));
+			remat_i_json_show(it, g, sizeof(g));
 			free(seen);
 			return REMAT_FAIL(err, REMAT_EINPUT, "%s: 'graph': 'order'[%d]: %s node %s",
 					  x->src, i, v < 0 ? "unknown" : "repeated", g);

@@ -1,11 +1,12 @@
 /*
  * load.c - remat-graph JSON (FORMATS.md section 1) to a graph.
  *
- * The loader checks the JSON types of every field it knows, copies what it
- * needs into the builder, frees the cJSON tree and lets the builder check
- * the graph-wide rules (ids, references, cycles).  Unknown fields are
- * ignored; a known field given twice in one object is an error, because
- * cJSON would silently keep only the first.
+ * The text goes through the strict JSON reader (core/json_read.c: syntax,
+ * UTF-8, numbers, duplicate keys, depth, each with line and column).  The
+ * loader then checks the JSON types of every field it knows, copies what
+ * it needs into the builder, frees the cJSON tree and lets the builder
+ * check the graph-wide rules (ids, references, cycles).  Unknown fields
+ * are ignored.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,22 +21,6 @@
 #include "graph/graph_internal.h"
 #include "graph/import_nx.h"
 
-/* A short rendering of a JSON value for messages ("got ..."). */
-static void show_value(const cJSON *v, char *buf, size_t size)
-{
-	char *txt = cJSON_PrintUnformatted(v);
-
-	if (!txt) {
-		snprintf(buf, size, "?");
-		return;
-	}
-	if (strlen(txt) > 40)
-		snprintf(buf, size, "%.37s...", txt);
-	else
-		snprintf(buf, size, "%s", txt);
-	cJSON_free(txt);
-}
-
 struct node_ctx {
 	const char *src;
 	const char *id;  /* NULL until known */
@@ -48,7 +33,7 @@ static int node_fail(const struct node_ctx *c, struct remat_error *err,
 	char shown[64];
 
 	if (got)
-		show_value(got, shown, sizeof(shown));
+		remat_i_json_show(got, shown, sizeof(shown));
 	if (c->id)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: node '%s': '%s' %s%s%s%s",
 				  c->src, c->id, field, what, got ? " (got " : "",
@@ -58,25 +43,12 @@ static int node_fail(const struct node_ctx *c, struct remat_error *err,
 			  got ? ")" : "");
 }
 
-/* Fetch a member, rejecting duplicates of this known field. */
-static int member(const struct node_ctx *c, const cJSON *obj, const char *key,
-		  cJSON **out, struct remat_error *err)
-{
-	int dup;
-
-	*out = remat_i_json_member(obj, key, &dup);
-	if (dup)
-		return node_fail(c, err, key, "is given more than once", NULL);
-	return REMAT_OK;
-}
-
 static int read_bytes(const struct node_ctx *c, const cJSON *obj,
 		      const char *key, int required, int64_t *out,
 		      struct remat_error *err)
 {
-	cJSON *v;
+	cJSON *v = remat_i_json_member(obj, key, NULL);
 
-	REMAT_TRY(member(c, obj, key, &v, err));
 	*out = 0;
 	if (!v) {
 		if (required)
@@ -106,13 +78,13 @@ static int load_node(const char *src, const cJSON *jn, int index,
 	if (!cJSON_IsObject(jn))
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: nodes[%d]: must be an object",
 				  src, index);
-	REMAT_TRY(member(&c, jn, "id", &v, err));
+	v = remat_i_json_member(jn, "id", NULL);
 	if (!v || !cJSON_IsString(v) || !v->valuestring[0])
 		return node_fail(&c, err, "id", "must be a non-empty string", v);
 	c.id = s.id = v->valuestring;
 
 	s.kind = REMAT_KIND_OP;
-	REMAT_TRY(member(&c, jn, "kind", &v, err));
+	v = remat_i_json_member(jn, "kind", NULL);
 	if (v) {
 		int k = cJSON_IsString(v) ? remat_i_kind_parse(v->valuestring) : -1;
 
@@ -125,7 +97,7 @@ static int load_node(const char *src, const cJSON *jn, int index,
 	REMAT_TRY(read_bytes(&c, jn, "workspace", 0, &s.workspace, err));
 
 	s.cost = -1;
-	REMAT_TRY(member(&c, jn, "cost", &v, err));
+	v = remat_i_json_member(jn, "cost", NULL);
 	if (v) {
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
 			return node_fail(&c, err, "cost", "must be a finite number >= 0", v);
@@ -133,7 +105,7 @@ static int load_node(const char *src, const cJSON *jn, int index,
 	}
 
 	ins->n = 0;
-	REMAT_TRY(member(&c, jn, "inputs", &v, err));
+	v = remat_i_json_member(jn, "inputs", NULL);
 	if (v) {
 		if (!cJSON_IsArray(v))
 			return node_fail(&c, err, "inputs", "must be an array of node ids", v);
@@ -158,20 +130,20 @@ static int load_node(const char *src, const cJSON *jn, int index,
 	if (s.kind == REMAT_KIND_INPUT && s.n_inputs > 0)
 		return node_fail(&c, err, "inputs", "must be empty on an input node", NULL);
 
-	REMAT_TRY(member(&c, jn, "grad_of", &v, err));
+	v = remat_i_json_member(jn, "grad_of", NULL);
 	if (v) {
 		if (!cJSON_IsString(v) || !v->valuestring[0])
 			return node_fail(&c, err, "grad_of", "must be a node id string", v);
 		s.grad_of = v->valuestring;
 	}
 	s.recompute = 1;
-	REMAT_TRY(member(&c, jn, "recompute", &v, err));
+	v = remat_i_json_member(jn, "recompute", NULL);
 	if (v) {
 		if (!cJSON_IsBool(v))
 			return node_fail(&c, err, "recompute", "must be true or false", v);
 		s.recompute = cJSON_IsTrue(v);
 	}
-	REMAT_TRY(member(&c, jn, "label", &v, err));
+	v = remat_i_json_member(jn, "label", NULL);
 	if (v) {
 		if (!cJSON_IsString(v))
 			return node_fail(&c, err, "label", "must be a string", v);
@@ -187,20 +159,9 @@ static int top_fail(const char *src, struct remat_error *err, const char *field,
 
 	if (!got)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
-	show_value(got, shown, sizeof(shown));
+	remat_i_json_show(got, shown, sizeof(shown));
 	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what,
 			  shown);
-}
-
-static int top_member(const char *src, const cJSON *root, const char *key,
-		      cJSON **out, struct remat_error *err)
-{
-	int dup;
-
-	*out = remat_i_json_member(root, key, &dup);
-	if (dup)
-		return top_fail(src, err, key, "is given more than once", NULL);
-	return REMAT_OK;
 }
 
 static int build_from_json(const cJSON *root, const char *src,
@@ -209,31 +170,32 @@ static int build_from_json(const cJSON *root, const char *src,
 	struct strvec ins = { NULL, 0, 0 };
 	cJSON *v, *it;
 	int rc = REMAT_OK, i = 0;
+	int64_t version;
 
 	if (!cJSON_IsObject(root))
 		return REMAT_FAIL(err, REMAT_EINPUT,
 				  "%s: the top level must be a JSON object", src);
 	if (remat_i_nx_detect(root)) /* networkx node-link: see import_nx.c */
 		return remat_i_nx_build(root, src, 0, b, err);
-	REMAT_TRY(top_member(src, root, "format", &v, err));
+	v = remat_i_json_member(root, "format", NULL);
 	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-graph") != 0)
 		return top_fail(src, err, "format", "must be \"remat-graph\"", v);
-	REMAT_TRY(top_member(src, root, "version", &v, err));
-	if (!v || !cJSON_IsNumber(v) || v->valuedouble != 1)
+	v = remat_i_json_member(root, "version", NULL);
+	if (!v || !remat_i_json_uint(v, 1, &version) || version != 1)
 		return top_fail(src, err, "version", "must be 1", v);
-	REMAT_TRY(top_member(src, root, "name", &v, err));
+	v = remat_i_json_member(root, "name", NULL);
 	if (v) {
 		if (!cJSON_IsString(v))
 			return top_fail(src, err, "name", "must be a string", v);
 		REMAT_TRY(remat_builder_set_name(b, v->valuestring, err));
 	}
-	REMAT_TRY(top_member(src, root, "cost_unit", &v, err));
+	v = remat_i_json_member(root, "cost_unit", NULL);
 	if (v) {
 		if (!cJSON_IsString(v))
 			return top_fail(src, err, "cost_unit", "must be a string", v);
 		REMAT_TRY(remat_builder_set_cost_unit(b, v->valuestring, err));
 	}
-	REMAT_TRY(top_member(src, root, "nodes", &v, err));
+	v = remat_i_json_member(root, "nodes", NULL);
 	if (!v || !cJSON_IsArray(v))
 		return top_fail(src, err, "nodes", "must be an array of node objects", v);
 	cJSON_ArrayForEach(it, v) {
@@ -244,7 +206,7 @@ static int build_from_json(const cJSON *root, const char *src,
 	free(ins.v);
 	if (rc)
 		return rc;
-	REMAT_TRY(top_member(src, root, "outputs", &v, err));
+	v = remat_i_json_member(root, "outputs", NULL);
 	if (v) {
 		if (!cJSON_IsArray(v))
 			return top_fail(src, err, "outputs", "must be an array of node ids", v);
@@ -284,7 +246,7 @@ int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
 	*out = NULL;
 	if (!source)
 		source = "<graph>";
-	REMAT_TRY(remat_i_json_parse_copy(buf, len, source, &root, err));
+	REMAT_TRY(remat_i_json_parse(buf, len, source, &root, err));
 	return load_tree(root, source, out, err);
 }
 
@@ -299,7 +261,6 @@ int remat_graph_load_file(const char *path, struct remat_graph **out,
 	cJSON *root = NULL;
 
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	/* The file buffer is NUL-terminated: parse it in place. */
 	rc = remat_i_json_parse(buf, len, path, &root, err);
 	free(buf);
 	if (rc)

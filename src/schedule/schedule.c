@@ -1,6 +1,8 @@
 /*
  * schedule.c - the schedule type, its JSON reader and its atomic writer
- * (FORMATS.md section 2).
+ * (FORMATS.md section 2).  The reader goes through the strict JSON reader
+ * (core/json_read.c) as the graph loader does, and requires "format" and
+ * "version" as a graph file does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +95,29 @@ static int step_fail(const char *src, long i, struct remat_error *err,
 			  detail ? " '" : "", detail ? detail : "", detail ? "'" : "");
 }
 
-/* Steps from a parsed tree (consumed). */
+/* "SRC: 'field' what[ (got VALUE)]", as the graph loader says it. */
+static int top_fail(const char *src, struct remat_error *err, const char *field,
+		    const char *what, const cJSON *got)
+{
+	char shown[64];
+
+	if (!got)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
+	remat_i_json_show(got, shown, sizeof(shown));
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what, shown);
+}
+
+/*
+ * Steps from a parsed tree (consumed).  The strict reader has checked the
+ * JSON (duplicate keys included); "format" and "version" are required, as
+ * in a graph file.
+ */
 static int read_tree(cJSON *root, const char *src, const struct remat_graph *g,
 		     struct remat_schedule *out, struct remat_error *err)
 {
 	cJSON *v, *steps, *it;
 	long i = 0;
+	int64_t version;
 	int rc = REMAT_OK;
 
 	if (!cJSON_IsObject(root)) {
@@ -106,26 +125,25 @@ static int read_tree(cJSON *root, const char *src, const struct remat_graph *g,
 		goto done;
 	}
 	v = remat_i_json_member(root, "format", NULL);
-	if (v && (!cJSON_IsString(v) || strcmp(v->valuestring, "remat-schedule") != 0)) {
-		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'format' must be \"remat-schedule\"", src);
+	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-schedule") != 0) {
+		rc = top_fail(src, err, "format", "must be \"remat-schedule\"", v);
 		goto done;
 	}
 	v = remat_i_json_member(root, "version", NULL);
-	if (v && (!cJSON_IsNumber(v) || v->valuedouble != 1)) {
-		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'version' must be 1", src);
+	if (!v || !remat_i_json_uint(v, 1, &version) || version != 1) {
+		rc = top_fail(src, err, "version", "must be 1", v);
 		goto done;
 	}
 	steps = remat_i_json_member(root, "steps", NULL);
 	if (!steps || !cJSON_IsArray(steps)) {
-		rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: 'steps' must be an array of steps", src);
+		rc = top_fail(src, err, "steps", "must be an array of steps", steps);
 		goto done;
 	}
 	rc = remat_schedule_reserve(out, cJSON_GetArraySize(steps), err);
 	if (rc)
 		goto done;
 	cJSON_ArrayForEach(it, steps) {
-		cJSON *op = remat_i_json_member(it, "op", NULL);
-		cJSON *node = remat_i_json_member(it, "node", NULL);
+		cJSON *op, *node;
 		int32_t idx;
 		enum remat_op o;
 
@@ -133,6 +151,8 @@ static int read_tree(cJSON *root, const char *src, const struct remat_graph *g,
 			rc = step_fail(src, i, err, "must be an object", NULL);
 			goto done;
 		}
+		op = remat_i_json_member(it, "op", NULL);
+		node = remat_i_json_member(it, "node", NULL);
 		if (!op || !cJSON_IsString(op)) {
 			rc = step_fail(src, i, err, "'op' must be \"compute\" or \"free\"", NULL);
 			goto done;
@@ -172,7 +192,7 @@ int remat_schedule_read_buffer(const char *buf, size_t len, const char *src,
 	cJSON *root = NULL;
 
 	remat_schedule_clear(out);
-	REMAT_TRY(remat_i_json_parse_copy(buf, len, src, &root, err));
+	REMAT_TRY(remat_i_json_parse(buf, len, src, &root, err));
 	return read_tree(root, src, g, out, err);
 }
 

@@ -71,8 +71,9 @@ static void test_node_field_errors(void **state)
 	EXPECT(HEAD "\"nodes\":[{\"id\":7,\"mem\":1}]}", "nodes[0]", "'id'", "got 7");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1},{\"id\":\"a\",\"mem\":2}]}",
 	       "node 'a'", "duplicate 'id'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"mem\":2}]}", "node 'a'", "'mem'",
-	       "more than once");
+	/* The JSON reader refuses duplicate keys, at the second one. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"mem\":2}]}", "t.json:1:64",
+	       "'mem' is given more than once");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"kind\":\"layer\"}]}", "node 'a'",
 	       "'kind'", "\"layer\"");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"kind\":3}]}", "node 'a'", "'kind'");
@@ -80,16 +81,20 @@ static void test_node_field_errors(void **state)
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":-1}]}", "node 'a'", "'mem'", "got -1");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1.5}]}", "node 'a'", "'mem'", "got 1.5");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":\"8\"}]}", "node 'a'", "'mem'");
-	/* (2^53 + 1 reads as 2^53 in a JSON double; 10^16 is clearly above.) */
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":10000000000000000}]}", "node 'a'", "'mem'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1e400}]}", "node 'a'", "'mem'");
+	/* 2^53 + 1 reads as 2^53 in a double: the reader marks it, the loader refuses it. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":9007199254740993}]}", "node 'a'", "'mem'",
+	       "got 9007199254740993");
+	/* Beyond a double: the reader refuses it, with its position. */
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1e400}]}", "t.json:1:62", "too large");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"workspace\":-4}]}", "node 'a'",
 	       "'workspace'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"workspace\":true}]}", "node 'a'",
 	       "'workspace'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":-1}]}", "node 'a'", "'cost'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":\"1\"}]}", "node 'a'", "'cost'");
-	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":1e400}]}", "node 'a'", "'cost'");
+	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"cost\":1e400}]}", "t.json:1:71",
+	       "'1e400' is too large");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":\"b\"}]}", "node 'a'", "'inputs'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":[1]}]}", "node 'a'", "'inputs'");
 	EXPECT(HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"inputs\":[\"\"]}]}", "node 'a'", "'inputs'");
@@ -338,6 +343,166 @@ static void test_many_nodes_id_table(void **state)
 	free(json);
 }
 
+/*
+ * The strict JSON reader (core/json_read.c) under the loader, one case per
+ * rule, with the exact message: file, line, column and what is wrong.
+ */
+static void test_strict_reader(void **state)
+{
+#define N1 HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":"
+	static const struct {
+		const char *json, *msg;
+	} cases[] = {
+		/* duplicate keys, at the second one, in every object */
+		{ HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,\"kind\":\"op\",\"kind\":\"input\"}]}",
+		  "t.json:1:76: duplicate key: 'kind' is given more than once in this object" },
+		{ HEAD "\"nodes\":[],\"x\":{\"u\":1,\"u\":2}}",
+		  "t.json:1:59: duplicate key: 'u' is given more than once in this object" },
+		/* \u0000 in a string */
+		{ HEAD "\"nodes\":[{\"id\":\"a\\u0000zzz\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: '\\u0000' is not allowed (a NUL would cut "
+		  "the string short)" },
+		{ "{\"format\":\"remat-graph\\u0000junk\",\"version\":1,\"nodes\":[]}",
+		  "t.json:1:23: invalid JSON string: '\\u0000' is not allowed (a NUL would cut "
+		  "the string short)" },
+		/* integers a double cannot tell apart */
+		{ N1 "9007199254740993}]}",
+		  "t.json: node 'a': 'mem' must be an integer number of bytes from 0 to 2^53 "
+		  "(got 9007199254740993)" },
+		{ N1 "1,\"workspace\":9007199254740993}]}",
+		  "t.json: node 'a': 'workspace' must be an integer number of bytes from 0 to "
+		  "2^53 (got 9007199254740993)" },
+		{ N1 "4.0000000000000001}]}",
+		  "t.json: node 'a': 'mem' must be an integer number of bytes from 0 to 2^53 "
+		  "(got 4.0000000000000001)" },
+		{ "{\"format\":\"remat-graph\",\"version\":1.0000000000000001,\"nodes\":[]}",
+		  "t.json: 'version' must be 1 (got 1.0000000000000001)" },
+		/* numbers JSON does not allow */
+		{ N1 "01}]}", "t.json:1:62: invalid JSON number '01': leading zeros are not allowed" },
+		{ N1 "5.}]}", "t.json:1:62: invalid JSON number '5.': a digit must follow the "
+		  "decimal point" },
+		{ N1 "-}]}", "t.json:1:62: invalid JSON number '-': a digit must follow the "
+		  "minus sign" },
+		{ N1 "+1}]}", "t.json:1:62: invalid JSON number '+1': JSON numbers have no plus "
+		  "sign" },
+		{ N1 ".5}]}", "t.json:1:62: invalid JSON number '.5': a digit must come before "
+		  "the decimal point" },
+		{ N1 "1e}]}", "t.json:1:62: invalid JSON number '1e': the exponent needs digits" },
+		{ N1 "1e+}]}", "t.json:1:62: invalid JSON number '1e+': the exponent needs digits" },
+		{ N1 "-01}]}", "t.json:1:62: invalid JSON number '-01': leading zeros are not "
+		  "allowed" },
+		{ N1 "0x10}]}", "t.json:1:62: invalid JSON number '0x10'" },
+		{ N1 "1.5.2}]}", "t.json:1:62: invalid JSON number '1.5.2'" },
+		{ N1 "NaN}]}", "t.json:1:62: invalid JSON near 'NaN}]}': JSON has no NaN or "
+		  "Infinity" },
+		/* numbers a double cannot hold */
+		{ N1 "1,\"cost\":1e-400}]}", "t.json:1:71: number '1e-400' is too small (a double "
+		  "would read it as 0)" },
+		{ N1 "1,\"cost\":1e400}]}", "t.json:1:71: number '1e400' is too large (beyond the "
+		  "range of a double)" },
+		{ N1 "1,\"cost\":-2e308}]}", "t.json:1:71: number '-2e308' is too large (beyond "
+		  "the range of a double)" },
+		/* nesting and NUL bytes */
+		{ HEAD "\"nodes\":[],\"x\":[[[[[[[[[[]]]]]]]]]]}", NULL }, /* 11 levels: fine */
+		{ "{\"format\":\"remat-graph\",\n\"version\":1,\0\"nodes\":[]}",
+		  "t.json:2:13: not a text file (contains a NUL byte)" },
+		/* UTF-8 */
+		{ HEAD "\"name\":\"a\xad" "b\",\"nodes\":[]}",
+		  "t.json:1:46: invalid UTF-8 in a string (byte 0xad): JSON text must be UTF-8" },
+		{ HEAD "\"nodes\":[{\"id\":\"\xc0\xaf\",\"mem\":1}]}",
+		  "t.json:1:53: invalid UTF-8 in a string (byte 0xc0): JSON text must be UTF-8" },
+		{ HEAD "\"nodes\":[{\"id\":\"\xed\xa0\x80\",\"mem\":1}]}",
+		  "t.json:1:53: invalid UTF-8 in a string (byte 0xed): JSON text must be UTF-8" },
+		{ HEAD "\"nodes\":[{\"id\":\"\xf4\x90\x80\x80\",\"mem\":1}]}",
+		  "t.json:1:53: invalid UTF-8 in a string (byte 0xf4): JSON text must be UTF-8" },
+		{ HEAD "\"nodes\":[{\"id\":\"\xe2\x82\",\"mem\":1}]}",
+		  "t.json:1:53: invalid UTF-8 in a string (byte 0xe2): JSON text must be UTF-8" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\\ud800\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: unpaired surrogate '\\ud800' (a high "
+		  "surrogate must be followed by a low one)" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\\ud800\\u0041\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: unpaired surrogate '\\ud800' (a high "
+		  "surrogate must be followed by a low one)" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\\uDC00\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: unpaired surrogate '\\uDC00' (a low "
+		  "surrogate must follow a high one)" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\\u12\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: '\\u' must be followed by 4 hex digits" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\\x41\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: unknown escape '\\x'" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\tb\",\"mem\":1}]}",
+		  "t.json:1:54: invalid JSON string: control character 0x09 must be escaped" },
+		{ "\xef\xbb\xbf{}", "t.json:1:1: invalid JSON: the file starts with a byte order "
+		  "mark (save it as UTF-8 without one)" },
+		{ "{\"a\":1}\n\xad", "t.json:2:1: invalid JSON: unexpected byte 0xad: text after the "
+		  "end of the JSON value" },
+		{ HEAD "\"nodes\":[{\"id\":\"a\",\"mem\":1,}]}",
+		  "t.json:1:64: invalid JSON near '}]}': expected a key (a string in double "
+		  "quotes)" },
+		{ HEAD "\"nodes\":[1,]}", "t.json:1:48: invalid JSON near ']}'" },
+		{ HEAD "\"nodes\":[\"abc", "t.json:1:46: invalid JSON: unterminated string (the "
+		  "file ends inside it)" },
+		/* control characters in ids are escaped in messages (here \u001b and \n) */
+		{ HEAD "\"nodes\":[{\"id\":\"a\\u001b[2J\\n\",\"mem\":1,\"inputs\":[\"q\"]}]}",
+		  "t.json: node 'a\\x1b[2J\\x0a': 'inputs': unknown node 'q'" },
+		/* networkx node-link files go through the same reader */
+		{ "{\"nodes\":[{\"id\":0,\"cost_ram\":1}],\"links\":[{\"source\":0,\"source\":0}]}",
+		  "t.json:1:55: duplicate key: 'source' is given more than once in this object" },
+		{ "{\"nodes\":[{\"id\":0,\"name\":\"a\",\"cost_ram\":9007199254740993}],\"links\":[]}",
+		  "t.json: node 'a': 'cost_ram' must be an integer number of bytes from 0 to 2^53 "
+		  "(got 9007199254740993)" },
+	};
+	size_t i, bad = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct remat_graph *g = NULL;
+		struct remat_error err;
+		size_t len = strlen(cases[i].json);
+		int rc;
+
+		/* The NUL case: the text goes on after the NUL. */
+		if (strstr(cases[i].json, "\"version\":1,") && cases[i].json[len - 1] == ',')
+			len += 1 + strlen(cases[i].json + len + 1);
+		remat_error_clear(&err);
+		rc = remat_graph_load_buffer(cases[i].json, len, "t.json", &g, &err);
+		if (!cases[i].msg) {
+			if (rc != REMAT_OK)
+				fail_msg("case %zu: %s", i, err.msg);
+			remat_graph_free(g);
+			continue;
+		}
+		if (rc != REMAT_EINPUT || strcmp(err.msg, cases[i].msg) != 0) {
+			print_message("case %zu (status %d):\n  got  %s\n  want %s\n", i, rc, err.msg,
+				      cases[i].msg);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+#undef N1
+}
+
+/* 2^53 itself is fine, as are integers written with a fraction or an exponent. */
+static void test_exact_integers(void **state)
+{
+	struct remat_graph *g = tu_graph(HEAD "\"nodes\":["
+		"{\"id\":\"a\",\"mem\":9007199254740992},"
+		"{\"id\":\"b\",\"mem\":8.000,\"workspace\":1e3},"
+		"{\"id\":\"c\",\"mem\":0.5e1,\"cost\":1.00000000000000000001},"
+		"{\"id\":\"\\u00e4\\ud83d\\ude00\",\"mem\":0e-400,\"cost\":5e-324}]}");
+
+	(void)state;
+	assert_int_equal(g->mem[0], 9007199254740992LL);
+	assert_int_equal(g->mem[1], 8);
+	assert_int_equal(g->workspace[1], 1000);
+	assert_int_equal(g->mem[2], 5);
+	assert_true(g->cost[2] == 1.0);
+	assert_int_equal(remat_graph_find(g, "\xc3\xa4\xf0\x9f\x98\x80"), 3);
+	assert_int_equal(g->mem[3], 0);
+	assert_true(g->cost[3] > 0);
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +519,8 @@ int main(void)
 		cmocka_unit_test(test_mem_limit_is_inclusive),
 		cmocka_unit_test(test_builder_direct),
 		cmocka_unit_test(test_many_nodes_id_table),
+		cmocka_unit_test(test_strict_reader),
+		cmocka_unit_test(test_exact_integers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

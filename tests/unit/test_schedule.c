@@ -104,6 +104,8 @@ static void test_write_failure_leaves_nothing(void **state)
 	remat_graph_free(g);
 }
 
+#define SH "{\"format\":\"remat-schedule\",\"version\":1,"
+
 static void test_read_errors(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
@@ -112,33 +114,89 @@ static void test_read_errors(void **state)
 
 	(void)state;
 	remat_schedule_init(&s);
-	assert_int_equal(read_text(g, "{\"steps\": [", &s, &err), REMAT_EINPUT);
+	assert_int_equal(read_text(g, SH "\"steps\": [", &s, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "s.json:1:"));
 	assert_int_equal(read_text(g, "[]", &s, &err), REMAT_EINPUT);
 	assert_int_equal(read_text(g, "{\"format\":\"remat-graph\",\"steps\":[]}", &s, &err),
 			 REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "'format'"));
-	assert_int_equal(read_text(g, "{\"version\":2,\"steps\":[]}", &s, &err), REMAT_EINPUT);
-	assert_int_equal(read_text(g, "{\"steps\":{}}", &s, &err), REMAT_EINPUT);
+	assert_int_equal(read_text(g, "{\"format\":\"remat-schedule\",\"version\":2,\"steps\":[]}",
+				   &s, &err), REMAT_EINPUT);
+	assert_string_equal(err.msg, "s.json: 'version' must be 1 (got 2)");
+	assert_int_equal(read_text(g, SH "\"steps\":{}}", &s, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "'steps'"));
-	assert_int_equal(read_text(g, "{\"steps\":[1]}", &s, &err), REMAT_EINPUT);
+	assert_int_equal(read_text(g, SH "\"steps\":[1]}", &s, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "steps[0]"));
-	assert_int_equal(read_text(g, "{\"steps\":[{\"op\":\"compute\",\"node\":\"A\"},"
+	assert_int_equal(read_text(g, SH "\"steps\":[{\"op\":\"compute\",\"node\":\"A\"},"
 				   "{\"op\":\"drop\",\"node\":\"A\"}]}", &s, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "steps[1]"));
 	assert_non_null(strstr(err.msg, "'drop'"));
-	assert_int_equal(read_text(g, "{\"steps\":[{\"op\":\"compute\"}]}", &s, &err),
+	assert_int_equal(read_text(g, SH "\"steps\":[{\"op\":\"compute\"}]}", &s, &err),
 			 REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "'node'"));
-	assert_int_equal(read_text(g, "{\"steps\":[{\"op\":\"compute\",\"node\":\"Z\"}]}", &s,
+	assert_int_equal(read_text(g, SH "\"steps\":[{\"op\":\"compute\",\"node\":\"Z\"}]}", &s,
 				   &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "unknown node 'Z'"));
-	/* Minimal and unknown fields are fine. */
-	assert_int_equal(read_text(g, "{\"steps\":[{\"op\":\"compute\",\"node\":\"A\",\"t\":1}],"
+	/* Unknown fields are fine. */
+	assert_int_equal(read_text(g, SH "\"steps\":[{\"op\":\"compute\",\"node\":\"A\",\"t\":1}],"
 				   "\"extra\":0}", &s, &err), REMAT_OK);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(remat_schedule_read("/nonexistent/x.json", g, &s, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "cannot read"));
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
+/*
+ * One reading discipline for schedules and graphs: the strict JSON reader
+ * (duplicate keys, \u0000, UTF-8, numbers), and "format" and "version"
+ * required.  Exact messages.
+ */
+static void test_strict_reader(void **state)
+{
+	static const struct {
+		const char *json, *msg;
+	} cases[] = {
+		/* the second "node" used to be ignored: the step freed f1 */
+		{ SH "\"steps\":[{\"op\":\"compute\",\"node\":\"A\"},\n"
+		  "{\"op\":\"free\",\"node\":\"A\",\"node\":\"B\"}]}",
+		  "s.json:2:25: duplicate key: 'node' is given more than once in this object" },
+		{ SH "\"steps\":[],\"steps\":[]}",
+		  "s.json:1:51: duplicate key: 'steps' is given more than once in this object" },
+		{ "{\"format\":\"remat-schedule\",\"steps\":[]}", "s.json: 'version' must be 1" },
+		{ "{\"version\":1,\"steps\":[]}", "s.json: 'format' must be \"remat-schedule\"" },
+		{ "{\"format\":\"remat-schedule\",\"version\":\"1\",\"steps\":[]}",
+		  "s.json: 'version' must be 1 (got \"1\")" },
+		{ "{\"format\":\"remat-schedule\\u0000x\",\"version\":1,\"steps\":[]}",
+		  "s.json:1:26: invalid JSON string: '\\u0000' is not allowed (a NUL would cut "
+		  "the string short)" },
+		{ SH "\"steps\":[{\"op\":\"compute\",\"node\":\"A\\u0000B\"}]}",
+		  "s.json:1:74: invalid JSON string: '\\u0000' is not allowed (a NUL would cut "
+		  "the string short)" },
+		{ SH "\"steps\":[{\"op\":\"compute\",\"node\":\"\xff\"}]}",
+		  "s.json:1:73: invalid UTF-8 in a string (byte 0xff): JSON text must be UTF-8" },
+		{ SH "\"budget\":01,\"steps\":[]}",
+		  "s.json:1:49: invalid JSON number '01': leading zeros are not allowed" },
+		{ SH "\"steps\":[{\"op\":\"compute\",\"node\":\"\\u001b]0;x\\u0007\"}]}",
+		  "s.json: steps[0]: 'node': unknown node '\\x1b]0;x\\x07'" },
+	};
+	struct remat_graph *g = tu_graph(TU_KUMAR);
+	struct remat_schedule s;
+	size_t i, bad = 0;
+
+	(void)state;
+	remat_schedule_init(&s);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct remat_error err;
+		int rc = read_text(g, cases[i].json, &s, &err);
+
+		if (rc != REMAT_EINPUT || strcmp(err.msg, cases[i].msg) != 0) {
+			print_message("case %zu (status %d):\n  got  %s\n  want %s\n", i, rc, err.msg,
+				      cases[i].msg);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
 	remat_schedule_release(&s);
 	remat_graph_free(g);
 }
@@ -149,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_write_failure_leaves_nothing),
 		cmocka_unit_test(test_read_errors),
+		cmocka_unit_test(test_strict_reader),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
