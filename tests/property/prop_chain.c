@@ -114,7 +114,7 @@ static void check_graph(const struct remat_graph *g)
 	for (step = 0; step <= 14; step++) {
 		b = hi - (hi - lo) * step / 12;     /* the last two steps are below lo */
 		for (k = 0; k < 3; k++) {
-			int rc = ct_plan(g, planners[k], b, NULL, 0, NULL);
+			int rc = tu_plan(g, planners[k], b, NULL, 0, 0, NULL);
 
 			if (b >= hi && rc != REMAT_OK)
 				fail_msg("%s found nothing at the no-remat peak of %s", planners[k],
@@ -125,10 +125,10 @@ static void check_graph(const struct remat_graph *g)
 	{
 		struct remat_kv o[] = { { "slots", "1" } }, o2[] = { { "max-stages", "2" } };
 
-		assert_int_equal(ct_plan(g, "rotor", hi * 2, NULL, 0, NULL), REMAT_OK);
-		assert_int_equal(ct_plan(g, "rotor", hi, o, 1, NULL), REMAT_OK);
-		assert_int_equal(ct_plan(g, "rotor", hi, o2, 1, NULL), REMAT_OK);
-		ct_plan(g, "rotor", (hi + lo) / 2, o2, 1, NULL);
+		assert_int_equal(tu_plan(g, "rotor", hi * 2, NULL, 0, 0, NULL), REMAT_OK);
+		assert_int_equal(tu_plan(g, "rotor", hi, o, 1, 0, NULL), REMAT_OK);
+		assert_int_equal(tu_plan(g, "rotor", hi, o2, 1, 0, NULL), REMAT_OK);
+		tu_plan(g, "rotor", (hi + lo) / 2, o2, 1, 0, NULL);
 	}
 }
 
