@@ -10,7 +10,9 @@
  * REMAT_ENOFIT, and wherever the needed nodes' order fits there is always
  * an answer.  On plain training chains, schedules built here (Chen's
  * sqrt(n) segmentation, recomputing everything from x) set budgets at
- * which chen and rotor must find one: check_known().
+ * which chen and rotor must find one: check_known().  Below the needed
+ * order's peak each planner must find at least a floor of schedules (a
+ * regression floor; a planner that gives up finds none).
  */
 #include "chaintest.h"
 #include "exhaustive.h"
@@ -108,16 +110,25 @@ static char *random_chain(uint64_t *rs, int n)
 	return buf;
 }
 
+/*
+ * Schedules found below the peak of the needed nodes' order, where the
+ * runner's fallback does not fit (a planner that gives up finds none),
+ * per planner; checked against floors by the tests.
+ */
+static int n_own[3];
+
 /* Every planner at budgets from the no-remat peak down past the lower bound. */
 static void check_graph(const struct remat_graph *g)
 {
 	int64_t hi = g->no_remat_peak, lo = g->min_peak_lower_bound, b;
+	int64_t order_peak = tu_needed_order_peak(g);
 	int k, step;
 
 	for (step = 0; step <= 14; step++) {
 		b = hi - (hi - lo) * step / 12;     /* the last two steps are below lo */
 		for (k = 0; k < 3; k++)
-			tu_plan(g, planners[k], b, NULL, 0, 0, NULL);
+			if (tu_plan(g, planners[k], b, NULL, 0, 0, NULL) == REMAT_OK && b < order_peak)
+				n_own[k]++;
 	}
 	/* A larger budget than needed, and the coarsest slot count. */
 	{
@@ -130,8 +141,28 @@ static void check_graph(const struct remat_graph *g)
 	}
 }
 
+/*
+ * Regression floors, about half of today's counts (printed), not
+ * guarantees: chen-greedy's search promises no schedule at any budget.
+ */
+static void check_floors(const char *what, const int *floors)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		print_message("%s: %s found %d schedules below the needed order's peak\n", what,
+			      planners[k], n_own[k]);
+		if (n_own[k] < floors[k])
+			fail_msg("%s: %s found %d schedules below the needed order's peak, fewer "
+				 "than the floor of %d", what, planners[k], n_own[k], floors[k]);
+		n_own[k] = 0;
+	}
+}
+
 static void test_random_chains(void **state)
 {
+	/* chen, chen-greedy, rotor: about half of today's 721, 852, 897. */
+	static const int floors[] = { 360, 420, 440 };
 	uint64_t rs = 4242;
 	int trial;
 
@@ -144,6 +175,7 @@ static void test_random_chains(void **state)
 		remat_graph_free(g);
 		free(json);
 	}
+	check_floors("random chains", floors);
 }
 
 /* The least budget the brute force (exhaustive.h) fits: bisection. */
@@ -224,6 +256,8 @@ static void test_known_schedules(void **state)
 
 static void test_random_dags(void **state)
 {
+	/* About half of today's 64, 89, 101. */
+	static const int floors[] = { 30, 44, 50 };
 	uint64_t rs = 5151;
 	int trial;
 
@@ -238,6 +272,7 @@ static void test_random_dags(void **state)
 		remat_graph_free(g);
 		free(json);
 	}
+	check_floors("random DAGs", floors);
 }
 
 int main(void)

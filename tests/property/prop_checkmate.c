@@ -151,6 +151,7 @@ static void test_random(void **state)
 	struct remat_sim_result res, r2;
 	struct remat_plan_report rep;
 	int gi, solved = 0, other_order = 0, in_stage = 0, beaten = 0, warm = 0, witnesses = 0;
+	int lp_own = 0;
 
 	(void)state;
 	remat_schedule_init(&s);
@@ -205,6 +206,9 @@ static void test_random(void **state)
 				if (run(*pp, g, b, NULL, 0, &ex, &t, &r2, &rep) == REMAT_OK) {
 					other_cost[np] = r2.cost;
 					other_mapped[np] = mapped_cost(g, b, &t);
+					if (*pp == remat_planner_find("checkmate-lp") &&
+					    b < tu_needed_order_peak(g))
+						lp_own++;
 				}
 				np++;
 			}
@@ -306,8 +310,15 @@ static void test_random(void **state)
 		      "witnesses in the model; global optimum in another order %d, in-stage "
 		      "order costs %d, other planners beat the model %d\n", solved, warm,
 		      witnesses, other_order, in_stage, beaten);
+	/*
+	 * checkmate-lp's roundings promise nothing; a regression floor (about
+	 * half of today's count) on its schedules below the needed order's
+	 * peak, where a planner that gives up finds none.
+	 */
+	print_message("checkmate-lp: %d schedules below the needed order's peak\n", lp_own);
 	assert_true(solved >= 200);
 	assert_true(witnesses >= 200);
+	assert_true(lp_own >= 14);
 	remat_schedule_release(&s);
 	remat_schedule_release(&t);
 	remat_schedule_release(&w);
