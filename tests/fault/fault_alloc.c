@@ -95,17 +95,22 @@ static struct fi_shared {
 
 static long fi_live;          /* tracked blocks not yet freed */
 
+/*
+ * Tracked blocks, their addresses stored complemented (key = ~address, 0
+ * for none) so that LeakSanitizer does not count this table as a
+ * reference to them.
+ */
 static struct fi_slot {
-	void *p;
+	uintptr_t key;
 	void *site;
 } fi_tab[FI_TABLE];
 
 static void *fi_sites[FI_SITES];
 static int fi_n_sites;
 
-static size_t fi_hash(const void *p)
+static size_t fi_hash(uintptr_t key)
 {
-	uint64_t x = (uint64_t)(uintptr_t)p;
+	uint64_t x = (uint64_t)key;
 
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -115,7 +120,8 @@ static size_t fi_hash(const void *p)
 
 static void fi_track(void *p, void *site)
 {
-	size_t i = fi_hash(p);
+	uintptr_t key = ~(uintptr_t)p;
+	size_t i = fi_hash(key);
 
 	if (fi_live >= FI_TABLE / 2) {
 		static const char m[] = "fault_alloc: too many live blocks to track\n";
@@ -123,9 +129,9 @@ static void fi_track(void *p, void *site)
 		(void)!write(2, m, sizeof(m) - 1);
 		abort();
 	}
-	while (fi_tab[i].p)
+	while (fi_tab[i].key)
 		i = (i + 1) & (FI_TABLE - 1);
-	fi_tab[i].p = p;
+	fi_tab[i].key = key;
 	fi_tab[i].site = site;
 	fi_live++;
 }
@@ -133,23 +139,24 @@ static void fi_track(void *p, void *site)
 /* Forget p if tracked (linear probing, backward-shift deletion). */
 static void fi_untrack(void *p)
 {
-	size_t i = fi_hash(p), j, k;
+	uintptr_t key = ~(uintptr_t)p;
+	size_t i = fi_hash(key), j, k;
 
 	if (!p || fi_live == 0)
 		return;
-	while (fi_tab[i].p && fi_tab[i].p != p)
+	while (fi_tab[i].key && fi_tab[i].key != key)
 		i = (i + 1) & (FI_TABLE - 1);
-	if (!fi_tab[i].p)
+	if (!fi_tab[i].key)
 		return;
 	fi_live--;
 	j = i;
 	for (;;) {
-		fi_tab[i].p = NULL;
+		fi_tab[i].key = 0;
 		for (;;) {
 			j = (j + 1) & (FI_TABLE - 1);
-			if (!fi_tab[j].p)
+			if (!fi_tab[j].key)
 				return;
-			k = fi_hash(fi_tab[j].p);
+			k = fi_hash(fi_tab[j].key);
 			/* Move j back to i unless its home k lies cyclically in (i, j]. */
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
@@ -325,11 +332,12 @@ static void print_leaks(void)
 	int shown = 0;
 
 	for (i = 0; i < FI_TABLE && shown < 10; i++)
-		if (fi_tab[i].p) {
+		if (fi_tab[i].key) {
 			char name[256];
 
 			site_name(fi_tab[i].site, name, sizeof(name));
-			print_message("  leaked block %p allocated at %s\n", fi_tab[i].p, name);
+			print_message("  leaked block %p allocated at %s\n",
+				      (void *)~fi_tab[i].key, name);
 			shown++;
 		}
 }
