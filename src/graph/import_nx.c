@@ -81,30 +81,32 @@ int remat_i_nx_detect(const cJSON *root)
  * A node key as a tagged string: "#" + number or "$" + string, so that the
  * number 7 and the string "7" stay apart.  NULL for other JSON types.
  */
-static char *key_string(const cJSON *v)
+/*
+ * The tagged key of a node id v ("$name" or "#number") into *out.
+ * Returns 0, 1 when v is neither a string nor a finite number, or -1 when
+ * out of memory (*out NULL in both failures).
+ */
+static int key_string(const cJSON *v, char **out)
 {
-	char num[64], *s;
+	char num[64];
+	const char *text;
 	size_t len;
 
+	*out = NULL;
 	if (cJSON_IsString(v)) {
-		len = strlen(v->valuestring);
-		s = malloc(len + 2);
-		if (s) {
-			s[0] = '$';
-			memcpy(s + 1, v->valuestring, len + 1);
-		}
-		return s;
+		text = v->valuestring;
+	} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
+		remat_i_json_fmt_num(v->valuedouble, num, sizeof(num));
+		text = num;
+	} else {
+		return 1;
 	}
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-		return NULL;
-	remat_i_json_fmt_num(v->valuedouble, num, sizeof(num));
-	len = strlen(num);
-	s = malloc(len + 2);
-	if (s) {
-		s[0] = '#';
-		memcpy(s + 1, num, len + 1);
-	}
-	return s;
+	len = strlen(text);
+	if (!(*out = malloc(len + 2)))
+		return -1;
+	(*out)[0] = cJSON_IsString(v) ? '$' : '#';
+	memcpy(*out + 1, text, len + 1);
+	return 0;
 }
 
 struct nx {
@@ -184,8 +186,12 @@ static int read_nodes(struct nx *x, const cJSON *nodes, struct remat_error *err)
 
 		if (!k)
 			return node_err(x, i, err, "id", "or 'name' is required", NULL);
-		if (!(x->keys[i] = key_string(k)))
+		switch (key_string(k, &x->keys[i])) {
+		case 1:
 			return node_err(x, i, err, keyfield, "must be a number or a string", k);
+		case -1:
+			return oom(x, err);
+		}
 		if (cJSON_IsString(idv)) {
 			x->ids[i] = strdup(idv->valuestring);
 		} else if (cJSON_IsNumber(idv) && isfinite(idv->valuedouble)) {
@@ -230,7 +236,8 @@ static int link_end(const struct nx *x, const cJSON *jl, int32_t j,
 	if (!v)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: links[%d]: '%s' is required",
 				  x->src, j, name);
-	k = key_string(v);
+	if (key_string(v, &k) < 0)
+		return oom(x, err);
 	*out = k ? strmap_get(&x->keymap, k) : -1;
 	free(k);
 	if (*out < 0) {
@@ -308,9 +315,14 @@ static int read_order(struct nx *x, const cJSON *root, unsigned flags,
 	if (!seen)
 		return oom(x, err);
 	cJSON_ArrayForEach(it, order) {
-		char *k = key_string(it), g[64];
-		int32_t v = k ? strmap_get(&x->keymap, k) : -1;
+		char *k, g[64];
+		int32_t v;
 
+		if (key_string(it, &k) < 0) {
+			free(seen);
+			return oom(x, err);
+		}
+		v = k ? strmap_get(&x->keymap, k) : -1;
 		free(k);
 		if (v < 0 || seen[v]) {
 			remat_i_json_show(it, g, sizeof(g));

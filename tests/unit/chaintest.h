@@ -1,8 +1,8 @@
 /*
  * chaintest.h - helpers shared by the chain planner tests: a generator of
- * chain-structured training graphs and a one-call planner runner.
- * Header-only (static functions), included by test_chen.c, test_rotor.c
- * and prop_chain.c.
+ * chain-structured training graphs (planners run through tu_plan(),
+ * testutil.h).  Header-only (static functions), included by test_chen.c,
+ * test_rotor.c and prop_chain.c.
  */
 #ifndef REMAT_CHAINTEST_H
 #define REMAT_CHAINTEST_H
@@ -130,46 +130,96 @@ static inline struct remat_graph *ct_graph(const struct ct_chain *t)
 }
 
 /*
- * Run planner on g within budget (options may be NULL).  Returns the
- * status, which must be REMAT_OK or REMAT_ENOFIT; on success the schedule
- * must be valid and within budget, and *res (may be NULL) describes it.
+ * Known schedules of a ct_graph() chain of n layers, built here from the
+ * node names (not by a planner), as compute orders: the simulator's
+ * compute-only rule frees each value after its last use before its next
+ * compute.
  */
-static inline int ct_plan(const struct remat_graph *g, const char *planner, int64_t budget,
-		   const struct remat_kv *opts, int n_opts, struct remat_sim_result *res)
+static inline int32_t ct_node(const struct remat_graph *g, char kind, int i)
 {
-	const struct remat_planner *p = remat_planner_find(planner);
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
-	int rc;
+	char id[16];
+	int32_t v;
 
-	assert_non_null(p);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.options = opts;
-	req.n_options = n_opts;
-	remat_error_clear(&err);
-	remat_schedule_init(&s);
-	rc = remat_plan_run(p, &req, &s, &r, &err);
-	if (rc != REMAT_OK && rc != REMAT_ENOFIT)
-		fail_msg("%s on %s at %lld: status %d: %s", planner, g->name, (long long)budget,
-			 rc, err.msg);
-	if (rc == REMAT_OK) {
-		struct remat_sim_result again;
+	if (kind == 'l')
+		snprintf(id, sizeof(id), "loss");
+	else
+		snprintf(id, sizeof(id), "%c%d", kind, i);
+	v = remat_graph_find(g, id);
+	assert_true(v >= 0);
+	return v;
+}
 
-		assert_true(r.valid && r.feasible);
-		assert_true(r.peak_mem <= budget);
-		/* The schedule as written (explicit frees) replays the same. */
-		assert_int_equal(remat_simulate(g, &s, budget, NULL, &again, NULL), REMAT_OK);
-		assert_true(again.valid && again.feasible);
-		assert_int_equal(again.peak_mem, r.peak_mem);
+static inline void ct_push(struct remat_schedule *s, int32_t v)
+{
+	assert_int_equal(remat_schedule_push(s, REMAT_OP_COMPUTE, v, NULL), REMAT_OK);
+}
+
+/*
+ * Single-level checkpointing (Chen et al. 2016, section 4): segments
+ * start at layers starts[0] = 1 < starts[1] < ... < starts[ns - 1]
+ * (1-based).  One forward pass over all segments but the last keeps the
+ * segments' inputs; then, last segment first, each segment is computed
+ * again from its input and its backward run.
+ */
+static inline void ct_segmented(const struct remat_graph *g, int n, const int *starts, int ns,
+				struct remat_schedule *s)
+{
+	int t, i, end;
+
+	remat_schedule_clear(s);
+	for (i = 1; i < starts[ns - 1]; i++)
+		ct_push(s, ct_node(g, 'f', i));
+	for (t = ns - 1; t >= 0; t--) {
+		end = t + 1 < ns ? starts[t + 1] : n + 1;
+		for (i = starts[t]; i < end; i++)
+			ct_push(s, ct_node(g, 'f', i));
+		if (t == ns - 1)
+			ct_push(s, ct_node(g, 'l', 0));
+		for (i = end - 1; i >= starts[t]; i--)
+			ct_push(s, ct_node(g, 'b', i));
 	}
-	if (res)
-		*res = r;
-	remat_schedule_release(&s);
-	return rc;
+}
+
+/* Chen's sqrt(n) segmentation: segments of floor(sqrt(n)) layers. */
+static inline void ct_chen_sqrt(const struct remat_graph *g, int n, struct remat_schedule *s)
+{
+	int starts[CT_MAX + 1], ns = 0, c = 1, i;
+
+	while ((c + 1) * (c + 1) <= n)
+		c++;
+	for (i = 1; i <= n; i += c)
+		starts[ns++] = i;
+	ct_segmented(g, n, starts, ns, s);
+}
+
+/*
+ * The least memory, most computation schedule: for each layer l from the
+ * last down, the forward again from x up to f_l (each layer once, keeping
+ * only what the next layer and b_l read), then b_l.  Quadratic cost.
+ */
+static inline void ct_revolve_all(const struct remat_graph *g, int n, struct remat_schedule *s)
+{
+	int l, i;
+
+	remat_schedule_clear(s);
+	for (l = n; l >= 1; l--) {
+		for (i = 1; i <= l; i++)
+			ct_push(s, ct_node(g, 'f', i));
+		if (l == n)
+			ct_push(s, ct_node(g, 'l', 0));
+		ct_push(s, ct_node(g, 'b', l));
+	}
+}
+
+/* Peak of a compute order (it must be valid). */
+static inline int64_t ct_peak(const struct remat_graph *g, const struct remat_schedule *s)
+{
+	struct remat_sim_result r;
+
+	assert_int_equal(remat_simulate(g, s, -1, NULL, &r, NULL), REMAT_OK);
+	if (!r.valid)
+		fail_msg("constructed schedule invalid: %s: %s", r.error, tu_sched_text(g, s));
+	return r.peak_mem;
 }
 
 #endif

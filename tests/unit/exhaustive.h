@@ -84,12 +84,19 @@ static inline uint32_t ex_pop(struct ex_heap *h, double *key)
 	return top;
 }
 
-static inline double ex_search(const struct remat_graph *g, int64_t budget, int in_order)
+/*
+ * The search; with path not NULL, also the steps of one cheapest
+ * schedule (explicit frees, as the search took them) into *path.
+ */
+static inline double ex_search(const struct remat_graph *g, int64_t budget, int in_order,
+			       struct remat_schedule *path)
 {
 	int32_t n = g->n, v, k, once_idx[EX_MAX_NODES], n_once = 0, extra;
 	int32_t pos[EX_MAX_NODES], order[EX_MAX_NODES], n_order = 0, i;
 	uint32_t start = 0, goal = 0, nstates, st, need = 0;
 	double *dist, best = -1, d;
+	uint32_t *prev = NULL;
+	int16_t *move = NULL;   /* node computed (>= 0) or freed (-1 - node) into a state */
 	struct ex_heap h = { NULL, NULL, 0, 0 };
 
 	if (n > EX_MAX_NODES)
@@ -128,6 +135,11 @@ static inline double ex_search(const struct remat_graph *g, int64_t budget, int 
 		return -2;
 	nstates = 1u << (n + extra);
 	dist = malloc(sizeof(double) * nstates);
+	if (path) {
+		prev = malloc(sizeof(uint32_t) * nstates);
+		move = malloc(sizeof(int16_t) * nstates);
+		remat_schedule_clear(path);
+	}
 	for (st = 0; st < nstates; st++)
 		dist[st] = INFINITY;
 	dist[start] = 0;
@@ -143,6 +155,17 @@ static inline double ex_search(const struct remat_graph *g, int64_t budget, int 
 		done = st >> n;
 		if ((res & goal) == goal && (!in_order || (int32_t)done == n_order)) {
 			best = d;
+			if (path) {
+				int32_t len = 0, j;
+				int16_t mv[64 * EX_MAX_NODES];
+
+				for (; st != start && len < 64 * EX_MAX_NODES; st = prev[st])
+					mv[len++] = move[st];
+				for (j = len - 1; j >= 0; j--)
+					remat_schedule_push(path, mv[j] >= 0 ? REMAT_OP_COMPUTE
+									   : REMAT_OP_FREE,
+							    mv[j] >= 0 ? mv[j] : -1 - mv[j], NULL);
+			}
 			break;
 		}
 		for (v = 0; v < n; v++)
@@ -182,11 +205,17 @@ static inline double ex_search(const struct remat_graph *g, int64_t budget, int 
 			}
 			if (nd < dist[next]) {
 				dist[next] = nd;
+				if (path) {
+					prev[next] = st;
+					move[next] = (int16_t)((res >> v & 1) ? -1 - v : v);
+				}
 				ex_push(&h, next, nd);
 			}
 		}
 	}
 	free(dist);
+	free(prev);
+	free(move);
 	free(h.st);
 	free(h.key);
 	return best;
@@ -195,14 +224,26 @@ static inline double ex_search(const struct remat_graph *g, int64_t budget, int 
 /* Least cost within budget, or -1 when no schedule fits (-2: too large). */
 static inline double exhaustive_min_cost(const struct remat_graph *g, int64_t budget)
 {
-	return ex_search(g, budget, 0);
+	return ex_search(g, budget, 0, NULL);
 }
 
 /* The same over schedules whose first computations follow g->topo. */
 static inline double exhaustive_min_cost_in_order(const struct remat_graph *g,
 						  int64_t budget)
 {
-	return ex_search(g, budget, 1);
+	return ex_search(g, budget, 1, NULL);
+}
+
+/*
+ * The same, also writing one cheapest schedule in that order into *path
+ * (computes and explicit frees; left empty when nothing fits).  A witness
+ * found without the planners: what an exact planner must match.
+ */
+static inline double exhaustive_min_cost_in_order_path(const struct remat_graph *g,
+						       int64_t budget,
+						       struct remat_schedule *path)
+{
+	return ex_search(g, budget, 1, path);
 }
 
 #endif

@@ -63,46 +63,28 @@ static struct remat_graph *chain(int n)
 	return tu_graph(buf);
 }
 
-struct run {
-	int rc;
-	struct remat_sim_result res;
-	struct remat_plan_report rep;
-	struct remat_schedule s;
-};
-
-/* Run checkmate through the runner (simulated) with options "k=v" pairs. */
-static struct run run_cm(const struct remat_graph *g, int64_t budget, double limit,
-			 const char *solver, const char *warm)
+/*
+ * Run checkmate through tu_plan_run() (testutil.h: the runner, then its
+ * answer checked) with the given solver and warm start; r.rc, r.res,
+ * r.rep, r.s.  Release with tu_plan_release().
+ */
+static struct tu_plan run_cm(const struct remat_graph *g, int64_t budget, double limit,
+			     const char *solver, const char *warm)
 {
 	struct remat_kv kv[2];
-	struct remat_plan_request req;
-	struct remat_error err;
-	struct run r;
-	int n = 0;
+	struct tu_plan r = { .p = &remat_i_planner_checkmate, .opts = kv, .time_limit = limit };
 
-	memset(&req, 0, sizeof(req));
-	remat_schedule_init(&r.s);
-	remat_plan_report_init(&r.rep);
 	if (solver) {
-		kv[n].key = "solver";
-		kv[n++].value = solver;
+		kv[r.n_opts].key = "solver";
+		kv[r.n_opts++].value = solver;
 	}
 	if (warm) {
-		kv[n].key = "warm-start";
-		kv[n++].value = warm;
+		kv[r.n_opts].key = "warm-start";
+		kv[r.n_opts++].value = warm;
 	}
-	req.graph = g;
-	req.budget = budget;
-	req.options = kv;
-	req.n_options = n;
-	req.report = &r.rep;
-	req.time_limit = limit;
-	if (limit > 0)
-		req.deadline = remat_now() + limit;
-	remat_error_clear(&err);
-	r.rc = remat_plan_run(&remat_i_planner_checkmate, &req, &r.s, &r.res, &err);
-	if (r.rc != REMAT_OK && r.rc != REMAT_ENOFIT)
-		fail_msg("checkmate failed: %s", err.msg);
+	tu_plan_run(g, budget, &r);
+	r.opts = NULL;
+	r.n_opts = 0;
 	return r;
 }
 
@@ -125,7 +107,7 @@ static void test_kumar(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		struct run r = run_cm(g, 3, 0, solvers[i], "off");
+		struct tu_plan r = run_cm(g, 3, 0, solvers[i], "off");
 
 		assert_int_equal(r.rc, REMAT_OK);
 		assert_true(r.res.cost == 6);
@@ -135,14 +117,14 @@ static void test_kumar(void **state)
 		assert_int_equal(r.rep.optimal, 1);
 		assert_true(r.rep.lower_bound == 6);
 		assert_true(r.rep.gap == 0);
-		remat_schedule_release(&r.s);
+		tu_plan_release(&r);
 
 		/* At the no-remat peak the warm start (none) is optimal at once. */
 		r = run_cm(g, 4, 0, solvers[i], NULL);
 		assert_int_equal(r.rc, REMAT_OK);
 		assert_true(r.res.cost == 5);
 		assert_int_equal(r.rep.optimal, 1);
-		remat_schedule_release(&r.s);
+		tu_plan_release(&r);
 	}
 	remat_graph_free(g);
 }
@@ -167,7 +149,7 @@ static void test_chains_against_exhaustive(void **state)
 			int k;
 
 			for (k = 0; k < (n <= 4 ? 2 : 1); k++) {
-				struct run r = run_cm(g, b, 0, k ? "glpk" : "cbc", "off");
+				struct tu_plan r = run_cm(g, b, 0, k ? "glpk" : "cbc", "off");
 
 				if (ex < 0) {
 					assert_int_equal(r.rc, REMAT_ENOFIT);
@@ -179,7 +161,7 @@ static void test_chains_against_exhaustive(void **state)
 					assert_true(r.res.peak_mem <= b);
 					assert_int_equal(r.rep.optimal, 1);
 				}
-				remat_schedule_release(&r.s);
+				tu_plan_release(&r);
 			}
 		}
 		remat_graph_free(g);
@@ -316,7 +298,7 @@ static void test_adaptations(void **state)
 	remat_i_cm_release(&cm);
 	for (b = g->min_peak_lower_bound - 1024; b <= g->no_remat_peak; b += 1024) {
 		double ex = exhaustive_min_cost(g, b), exo = exhaustive_min_cost_in_order(g, b);
-		struct run r = run_cm(g, b, 0, "cbc", "off");
+		struct tu_plan r = run_cm(g, b, 0, "cbc", "off");
 
 		if (r.rc == REMAT_OK) {
 			int64_t i;
@@ -340,7 +322,7 @@ static void test_adaptations(void **state)
 			assert_int_equal(r.rc, REMAT_ENOFIT);
 			assert_true(exo < 0);
 		}
-		remat_schedule_release(&r.s);
+		tu_plan_release(&r);
 	}
 	/* At 8 KiB the global optimum (11) uses another order (below). */
 	assert_true(exhaustive_min_cost(g, 8192) == 11);
@@ -389,39 +371,26 @@ static void test_max_computes(void **state)
 {
 	struct remat_graph *g = chain(5);
 	struct remat_kv kv[2] = { { "max-computes", "1" }, { "warm-start", "off" } };
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result res;
-	struct remat_error err;
+	struct tu_plan t = { .p = &remat_i_planner_checkmate, .opts = kv, .n_opts = 2 };
 	int64_t b;
 	int32_t v;
 
 	(void)state;
-	remat_schedule_init(&s);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.options = kv;
-	req.n_options = 2;
 	for (b = 1; b <= g->no_remat_peak; b++) {
+		double ex = exhaustive_min_cost(g, b);
 		int rc;
 
-		req.budget = b;
 		kv[0].value = "1";
-		rc = remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err);
+		t.brute = &ex;
+		rc = tu_plan_run(g, b, &t);
 		assert_int_equal(rc, b >= g->no_remat_peak ? REMAT_OK : REMAT_ENOFIT);
 		kv[0].value = "2";
-		rc = remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err);
-		if (rc == REMAT_OK) {
-			double ex = exhaustive_min_cost(g, b);
-
-			assert_true(res.cost >= ex - 1e-9);
+		rc = tu_plan_run(g, b, &t);
+		if (rc == REMAT_OK)
 			for (v = 0; v < g->n; v++)
-				assert_true(count_computes(&s, v) <= 2);
-		} else {
-			assert_int_equal(rc, REMAT_ENOFIT);
-		}
+				assert_true(count_computes(&t.s, v) <= 2);
 	}
-	remat_schedule_release(&s);
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 
@@ -440,7 +409,7 @@ static void test_warm_start(void **state)
 	(void)state;
 	for (i = 0; i < 2; i++) {
 		/* An incumbent: the optimum at a tighter budget fits a looser one. */
-		struct run tight = run_cm(g, 5, 0, solvers[i], "off");
+		struct tu_plan tight = run_cm(g, 5, 0, solvers[i], "off");
 		struct remat_kv kv[1] = { { "solver", solvers[i] } };
 		struct remat_plan_request req;
 		struct remat_plan_report rep;
@@ -474,7 +443,7 @@ static void test_warm_start(void **state)
 		assert_true(fabs(res.cost - ex) < 1e-9);
 		assert_int_equal(rep.optimal, 1);
 		remat_schedule_release(&out);
-		remat_schedule_release(&tight.s);
+		tu_plan_release(&tight);
 	}
 	remat_graph_free(g);
 }
@@ -549,26 +518,16 @@ static void test_options(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
 	struct remat_kv kv[1] = { { "solver", "gurobi" } };
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result res;
-	struct remat_error err;
+	struct tu_plan t = { .p = &remat_i_planner_checkmate, .opts = kv, .n_opts = 1,
+			     .flags = TU_ANY_STATUS };
 
 	(void)state;
-	memset(&req, 0, sizeof(req));
-	remat_schedule_init(&s);
-	req.graph = g;
-	req.budget = 3;
-	req.options = kv;
-	req.n_options = 1;
-	assert_int_equal(remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err),
-			 REMAT_EUSAGE);
-	assert_non_null(strstr(err.msg, "'--solver'"));
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_EUSAGE);
+	assert_non_null(strstr(t.err.msg, "'--solver'"));
 	kv[0].key = "warm-start";
 	kv[0].value = "maybe";
-	assert_int_equal(remat_plan_run(&remat_i_planner_checkmate, &req, &s, &res, &err),
-			 REMAT_EUSAGE);
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_EUSAGE);
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 

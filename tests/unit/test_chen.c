@@ -47,17 +47,17 @@ static void test_homogeneous_16(void **state)
 	ct_homogeneous(&t, 16, 1, 0);
 	g = ct_graph(&t);
 	assert_int_equal(g->no_remat_peak, 19);
-	assert_int_equal(ct_plan(g, "chen", 10, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen", 10, NULL, 0, 0, &r), REMAT_OK);
 	assert_int_equal(r.peak_mem, 10);
 	assert_int_equal(r.recomputes, 12);
 	assert_true(r.cost == 49 + 12);
 	assert_true(r.cost - r.baseline_cost <= 16);
-	assert_int_equal(ct_plan(g, "chen", 9, NULL, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "chen", 9, NULL, 0, 0, &r), REMAT_ENOFIT);
 	/* At the no-remat peak the no-remat order wins: nothing recomputed. */
-	assert_int_equal(ct_plan(g, "chen", 19, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen", 19, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 49);
 	/* chen-greedy's B search reaches the sqrt segmentation too: no worse. */
-	assert_int_equal(ct_plan(g, "chen-greedy", 10, NULL, 0, &rg), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen-greedy", 10, NULL, 0, 0, &rg), REMAT_OK);
 	assert_true(rg.cost <= 61);
 	remat_graph_free(g);
 }
@@ -79,7 +79,7 @@ static void test_sqrt_property(void **state)
 		ct_homogeneous(&t, n, 1, 0);
 		g = ct_graph(&t);
 		/* Find chen's own peak: the least budget it accepts below no-remat. */
-		for (b = 1; ct_plan(g, "chen", b, NULL, 0, &r) != REMAT_OK; b++)
+		for (b = 1; tu_plan(g, "chen", b, NULL, 0, 0, &r) != REMAT_OK; b++)
 			;
 		assert_true(b < g->no_remat_peak);
 		/* Recomputed: every layer outside the last segment, once. */
@@ -138,11 +138,11 @@ static void test_inference(void **state)
 	struct remat_sim_result r;
 
 	(void)state;
-	assert_int_equal(ct_plan(g, "chen", 4, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen", 4, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 5 && r.recomputes == 0);
-	assert_int_equal(ct_plan(g, "chen-greedy", 4, NULL, 0, &r), REMAT_OK);
-	assert_int_equal(ct_plan(g, "chen", 3, NULL, 0, &r), REMAT_ENOFIT);
-	assert_int_equal(ct_plan(g, "chen-greedy", 3, NULL, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "chen-greedy", 4, NULL, 0, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen", 3, NULL, 0, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "chen-greedy", 3, NULL, 0, 0, &r), REMAT_ENOFIT);
 	remat_graph_free(g);
 }
 

@@ -10,25 +10,36 @@
 
 #include "testutil.h"
 
-/* Run dtr's plan() directly: the runtime's own steps, no liveness pass. */
+/*
+ * Both through tu_plan_run() (testutil.h), which checks what comes back;
+ * s, res, rep and err receive its answer.
+ */
+static int dtr_plan(const struct remat_graph *g, int64_t budget, const struct remat_kv *opts,
+		    int n_opts, unsigned flags, struct remat_schedule *s,
+		    struct remat_sim_result *res, struct remat_plan_report *rep,
+		    struct remat_error *err)
+{
+	struct tu_plan t = { .planner = "dtr", .opts = opts, .n_opts = n_opts, .seed = 1,
+			     .flags = flags };
+
+	remat_schedule_swap(&t.s, s);
+	tu_plan_run(g, budget, &t);
+	remat_schedule_swap(&t.s, s);
+	if (res)
+		*res = t.res;
+	if (rep)
+		*rep = t.rep;
+	*err = t.err;
+	tu_plan_release(&t);
+	return t.rc;
+}
+
+/* dtr's plan() itself: the runtime's own steps, no runner (TU_OWN). */
 static int dtr_direct(const struct remat_graph *g, int64_t budget, const struct remat_kv *opts,
 		      int n_opts, struct remat_schedule *s, struct remat_plan_report *rep,
 		      struct remat_error *err)
 {
-	const struct remat_planner *p = remat_planner_find("dtr");
-	struct remat_plan_request req;
-
-	assert_non_null(p);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.seed = 1;
-	req.options = opts;
-	req.n_options = n_opts;
-	req.report = rep;
-	remat_plan_report_init(rep);
-	remat_error_clear(err);
-	return p->plan(&req, s, err);
+	return dtr_plan(g, budget, opts, n_opts, TU_OWN | TU_ANY_STATUS, s, NULL, rep, err);
 }
 
 /* Through remat_plan_run, as the CLI does. */
@@ -37,21 +48,13 @@ static int dtr_run(const struct remat_graph *g, int64_t budget, const char *heur
 		   struct remat_sim_result *res, struct remat_error *err)
 {
 	struct remat_kv opts[2];
-	struct remat_plan_request req;
 	int n = 0;
 
 	if (heuristic)
 		opts[n++] = (struct remat_kv){ "heuristic", heuristic };
 	if (max_overhead)
 		opts[n++] = (struct remat_kv){ "max-overhead", max_overhead };
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.seed = 1;
-	req.options = opts;
-	req.n_options = n;
-	remat_error_clear(err);
-	return remat_plan_run(remat_planner_find("dtr"), &req, s, res, err);
+	return dtr_plan(g, budget, opts, n, 0, s, res, NULL, err);
 }
 
 static int64_t note_peak(const struct remat_plan_report *rep)
@@ -503,21 +506,12 @@ static void test_deep_chain_explicit_stack(void **state)
 static void test_deadline(void **state)
 {
 	struct remat_graph *g = train_chain(4096);
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .planner = "dtr", .time_limit = -1 };
 
 	(void)state;
-	remat_schedule_init(&s);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = 128;
-	req.deadline = remat_now() - 1;
-	assert_int_equal(remat_plan_run(remat_planner_find("dtr"), &req, &s, &r, &err),
-			 REMAT_ENOFIT);
-	assert_non_null(strstr(err.msg, "time limit"));
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 128, &t), REMAT_ENOFIT);
+	assert_non_null(strstr(t.err.msg, "time limit"));
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 

@@ -8,17 +8,19 @@
 
 #include "testutil.h"
 
+/* greedy through tu_plan_run() (testutil.h), which checks its answer. */
 static int greedy(const struct remat_graph *g, int64_t budget, struct remat_schedule *s,
 		  struct remat_sim_result *res, struct remat_error *err)
 {
-	struct remat_plan_request req;
+	struct tu_plan t = { .planner = "greedy", .seed = 1 };
 
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.seed = 1;
-	remat_error_clear(err);
-	return remat_plan_run(remat_planner_find("greedy"), &req, s, res, err);
+	remat_schedule_swap(&t.s, s);
+	tu_plan_run(g, budget, &t);
+	remat_schedule_swap(&t.s, s);
+	*res = t.res;
+	*err = t.err;
+	tu_plan_release(&t);
+	return t.rc;
 }
 
 /*
@@ -249,9 +251,7 @@ static void test_deadline(void **state)
 {
 	struct remat_graph_builder *b = NULL;
 	struct remat_graph *g = NULL;
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
+	struct tu_plan t = { .planner = "greedy", .time_limit = -1 };
 	struct remat_error err;
 	char id[32], in0[32];
 	const char *ins[1] = { in0 };
@@ -267,19 +267,12 @@ static void test_deadline(void **state)
 		assert_int_equal(remat_builder_add(b, &v, &err), REMAT_OK);
 	}
 	assert_int_equal(remat_builder_finish(b, &g, &err), REMAT_OK);
-	remat_schedule_init(&s);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = g->no_remat_peak;
-	req.deadline = remat_now() - 1;
-	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
-			 REMAT_OK);
-	assert_int_equal(r.computes, 5000);
-	assert_int_equal(r.recomputes, 0);
-	req.deadline = 0;
-	assert_int_equal(remat_plan_run(remat_planner_find("greedy"), &req, &s, &r, &err),
-			 REMAT_OK);
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, g->no_remat_peak, &t), REMAT_OK);
+	assert_int_equal(t.res.computes, 5000);
+	assert_int_equal(t.res.recomputes, 0);
+	t.time_limit = 0;
+	assert_int_equal(tu_plan_run(g, g->no_remat_peak, &t), REMAT_OK);
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 

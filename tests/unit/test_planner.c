@@ -27,13 +27,6 @@ static const struct remat_planner giveup = {
 	.name = "giveup", .summary = "finds nothing", .plan = giveup_plan,
 };
 
-static void request(struct remat_plan_request *req, const struct remat_graph *g, int64_t b)
-{
-	memset(req, 0, sizeof(*req));
-	req->graph = g;
-	req->budget = b;
-}
-
 /*
  * The runner's shared rule: the needed nodes in topological order, when
  * they fit.  x(1) -> A(2) -> B(1) is what the output B needs; U(5) reads
@@ -50,41 +43,32 @@ static void test_runner_offers_needed_order(void **state)
 		"{\"id\":\"A\",\"mem\":2,\"inputs\":[\"x\"]},"
 		"{\"id\":\"U\",\"mem\":5,\"inputs\":[\"A\"]},"
 		"{\"id\":\"B\",\"mem\":1,\"inputs\":[\"A\"]}],\"outputs\":[\"B\"]}");
-	struct remat_plan_request req;
-	struct remat_plan_report rep;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .p = &giveup, .flags = TU_MAY_CANCEL };
+	struct tu_plan none = { .planner = "none" };
 
 	(void)state;
 	assert_int_equal(g->no_remat_peak, 7);
-	remat_schedule_init(&s);
-	remat_plan_report_init(&rep);
-	request(&req, g, 3);
-	req.report = &rep;
-	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_OK);
-	assert_string_equal(tu_sched_text(g, &s), "A -x B -A");
-	assert_true(r.valid && r.feasible && r.recomputes == 0);
-	assert_int_equal(r.peak_mem, 3);
-	assert_true(r.cost == 2 && r.baseline_cost == 3);
-	assert_non_null(strstr(rep.note, "giveup: the needed nodes"));
+	assert_int_equal(tu_needed_order_peak(g), 3);
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &t.s), "A -x B -A");
+	assert_true(t.res.valid && t.res.feasible && t.res.recomputes == 0);
+	assert_int_equal(t.res.peak_mem, 3);
+	assert_true(t.res.cost == 2 && t.res.baseline_cost == 3);
+	assert_non_null(strstr(t.rep.note, "giveup: the needed nodes"));
 	/* Below the least peak (A and its input x) nothing runs. */
-	request(&req, g, 2);
-	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_ENOFIT);
+	assert_int_equal(tu_plan_run(g, 2, &t), REMAT_ENOFIT);
 	/* 'none' is the reference: every node once, as it is (peak 7, cost 3). */
-	request(&req, g, 7);
-	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
-			 REMAT_OK);
-	assert_true(r.cost == 3 && r.peak_mem == 7);
+	assert_int_equal(tu_plan_run(g, 7, &none), REMAT_OK);
+	assert_true(none.res.cost == 3 && none.res.peak_mem == 7);
 	remat_graph_free(g);
 	/* Where the order does not fit (Kumar's at 3: it peaks at 4), the
 	 * planner's own status stands. */
 	g = tu_graph(TU_KUMAR);
-	request(&req, g, 3);
-	assert_int_equal(remat_plan_run(&giveup, &req, &s, &r, &err), REMAT_ECANCELED);
-	assert_false(r.valid);
-	assert_int_equal(s.n, 0);
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_ECANCELED);
+	assert_false(t.res.valid);
+	assert_int_equal(t.s.n, 0);
+	tu_plan_release(&t);
+	tu_plan_release(&none);
 	remat_graph_free(g);
 }
 
@@ -108,74 +92,49 @@ static void test_registry(void **state)
 static void test_none_on_kumar(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .planner = "none" };
 
 	(void)state;
-	remat_schedule_init(&s);
-	request(&req, g, 4);
-	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
-			 REMAT_OK);
+	assert_int_equal(tu_plan_run(g, 4, &t), REMAT_OK);
 	/* Topological order with explicit frees after each last use. */
-	assert_string_equal(tu_sched_text(g, &s), "A B C D -B -C E -A -D");
-	assert_true(r.valid && r.feasible);
-	assert_int_equal(r.peak_mem, 4);
+	assert_string_equal(tu_sched_text(g, &t.s), "A B C D -B -C E -A -D");
+	assert_int_equal(t.res.peak_mem, 4);
 	/* Over budget: reported, with the figures of what the planner found. */
-	request(&req, g, 3);
-	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
-			 REMAT_ENOFIT);
-	assert_true(r.valid && !r.feasible);
-	assert_int_equal(r.peak_mem, 4);
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_ENOFIT);
+	assert_true(t.res.valid && !t.res.feasible);
+	assert_int_equal(t.res.peak_mem, 4);
 	/* Below the lower bound (3): no planner is even asked. */
-	request(&req, g, 2);
-	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err),
-			 REMAT_ENOFIT);
-	assert_non_null(strstr(err.msg, "lower bound of 3 B (3 bytes)"));
-	assert_false(r.valid);
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 2, &t), REMAT_ENOFIT);
+	assert_non_null(strstr(t.err.msg, "lower bound of 3 B (3 bytes)"));
+	assert_false(t.res.valid);
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 
 static void test_invalid_schedule_is_a_bug(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .p = &bogus, .flags = TU_ANY_STATUS };
 
 	(void)state;
-	remat_schedule_init(&s);
-	request(&req, g, 10);
-	assert_int_equal(remat_plan_run(&bogus, &req, &s, &r, &err), REMAT_EINTERNAL);
-	assert_non_null(strstr(err.msg, "planner 'bogus' produced an invalid schedule"));
-	assert_non_null(strstr(err.msg, "compute 'E'"));
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 10, &t), REMAT_EINTERNAL);
+	assert_non_null(strstr(t.err.msg, "planner 'bogus' produced an invalid schedule"));
+	assert_non_null(strstr(t.err.msg, "compute 'E'"));
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 
 static void test_auto_picks_a_feasible_schedule(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
-	struct remat_plan_request req;
-	struct remat_plan_report rep;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .planner = "auto" };
 
 	(void)state;
-	remat_schedule_init(&s);
-	remat_plan_report_init(&rep);
-	request(&req, g, 4);
-	req.report = &rep;
-	assert_int_equal(remat_plan_run(remat_planner_find("auto"), &req, &s, &r, &err), REMAT_OK);
-	assert_true(r.feasible);
+	assert_int_equal(tu_plan_run(g, 4, &t), REMAT_OK);
 	/* Nothing is cheaper than computing each needed node once. */
-	assert_true(r.cost == 5);
-	assert_true(rep.chosen[0] != '\0');
-	remat_schedule_release(&s);
+	assert_true(t.res.cost == 5);
+	assert_true(t.rep.chosen[0] != '\0');
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 

@@ -238,7 +238,7 @@ static void check_exhaustive(const struct ct_chain *t)
 	for (b = g->no_remat_peak; b >= g->min_peak_lower_bound - 1; b--) {
 		struct remat_sim_result r;
 		double best = cheapest(pa, ca, all.n, b), best_set = cheapest(ps, cs, sets.n, b);
-		int rc = ct_plan(g, "rotor", b, NULL, 0, &r);
+		int rc = tu_plan(g, "rotor", b, NULL, 0, 0, &r);
 
 		if (rc == REMAT_ENOFIT) {
 			if (isfinite(best))
@@ -306,17 +306,17 @@ static void test_train_chain4_by_hand(void **state)
 	(void)state;
 	ct_homogeneous(&t, 4, MiB, 0);
 	g = ct_graph(&t);
-	assert_int_equal(ct_plan(g, "rotor", 7 * MiB, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "rotor", 7 * MiB, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 13 && r.recomputes == 0);
-	assert_int_equal(ct_plan(g, "rotor", 6 * MiB, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "rotor", 6 * MiB, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 14 && r.recomputes == 1);
-	assert_int_equal(ct_plan(g, "rotor", 5 * MiB, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "rotor", 5 * MiB, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 16 && r.recomputes == 3);
-	assert_int_equal(ct_plan(g, "rotor", 5 * MiB - 1, NULL, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "rotor", 5 * MiB - 1, NULL, 0, 0, &r), REMAT_ENOFIT);
 	/* Chen's sqrt(4) = 2 stages per segment: f1 f2 recomputed once, 15 at 6 MiB. */
-	assert_int_equal(ct_plan(g, "chen", 6 * MiB, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "chen", 6 * MiB, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 15 && r.peak_mem == 6 * MiB);
-	assert_int_equal(ct_plan(g, "chen", 6 * MiB - 1, NULL, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "chen", 6 * MiB - 1, NULL, 0, 0, &r), REMAT_ENOFIT);
 	remat_graph_free(g);
 }
 
@@ -329,11 +329,11 @@ static void sweep(const struct ct_chain *t, int64_t step)
 
 	for (b = g->no_remat_peak; b >= g->min_peak_lower_bound - step; b -= step) {
 		struct remat_sim_result rr, ro;
-		int rc = ct_plan(g, "rotor", b, NULL, 0, &rr);
+		int rc = tu_plan(g, "rotor", b, NULL, 0, 0, &rr);
 		unsigned k;
 
 		for (k = 0; k < sizeof(others) / sizeof(others[0]); k++) {
-			if (ct_plan(g, others[k], b, NULL, 0, &ro) != REMAT_OK)
+			if (tu_plan(g, others[k], b, NULL, 0, 0, &ro) != REMAT_OK)
 				continue;
 			if (rc != REMAT_OK || rr.cost > ro.cost * (1 + 1e-12))
 				fail_msg("n=%d pattern %d budget %lld: %s costs %g, rotor %s %g",
@@ -381,38 +381,28 @@ static void test_sweep_random(void **state)
 /* Bad options are usage errors; odd slot counts still give valid plans. */
 static void test_options(void **state)
 {
-	struct ct_chain t;
+	struct ct_chain t_chain;
 	struct remat_graph *g;
-	struct remat_plan_request req;
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
 	struct remat_kv bad[] = { { "slots", "0" } }, bad2[] = { { "max-stages", "x" } };
 	struct remat_kv one[] = { { "slots", "1" } }, few[] = { { "max-stages", "3" } };
+	struct tu_plan t = { .planner = "rotor", .opts = bad, .n_opts = 1,
+			     .flags = TU_ANY_STATUS };
 	int64_t b;
 
 	(void)state;
-	ct_homogeneous(&t, 12, MiB, 0);
-	g = ct_graph(&t);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = g->no_remat_peak / 2;
-	req.options = bad;
-	req.n_options = 1;
-	remat_schedule_init(&s);
-	assert_int_equal(remat_plan_run(remat_planner_find("rotor"), &req, &s, &r, &err),
-			 REMAT_EUSAGE);
-	assert_non_null(strstr(err.msg, "--slots"));
-	req.options = bad2;
-	assert_int_equal(remat_plan_run(remat_planner_find("rotor"), &req, &s, &r, &err),
-			 REMAT_EUSAGE);
-	remat_schedule_release(&s);
+	ct_homogeneous(&t_chain, 12, MiB, 0);
+	g = ct_graph(&t_chain);
+	assert_int_equal(tu_plan_run(g, g->no_remat_peak / 2, &t), REMAT_EUSAGE);
+	assert_non_null(strstr(t.err.msg, "--slots"));
+	t.opts = bad2;
+	assert_int_equal(tu_plan_run(g, g->no_remat_peak / 2, &t), REMAT_EUSAGE);
+	tu_plan_release(&t);
 	for (b = g->no_remat_peak; b >= g->min_peak_lower_bound; b -= MiB / 2) {
 		struct remat_sim_result full, grouped;
-		int rf = ct_plan(g, "rotor", b, NULL, 0, &full);
-		int rg = ct_plan(g, "rotor", b, few, 1, &grouped);
+		int rf = tu_plan(g, "rotor", b, NULL, 0, 0, &full);
+		int rg = tu_plan(g, "rotor", b, few, 1, 0, &grouped);
 
-		ct_plan(g, "rotor", b, one, 1, NULL);
+		tu_plan(g, "rotor", b, one, 1, 0, NULL);
 		/* Three groups of four layers are a coarser model: never cheaper. */
 		if (rg == REMAT_OK) {
 			assert_int_equal(rf, REMAT_OK);
@@ -439,11 +429,11 @@ static void test_norecompute(void **state)
 	t.norecomp[9] = 1;
 	g = ct_graph(&t);
 	for (b = g->no_remat_peak; b >= g->min_peak_lower_bound; b--) {
-		ct_plan(g, "rotor", b, NULL, 0, NULL);
-		ct_plan(g, "chen", b, NULL, 0, NULL);
-		ct_plan(g, "chen-greedy", b, NULL, 0, NULL);
+		tu_plan(g, "rotor", b, NULL, 0, 0, NULL);
+		tu_plan(g, "chen", b, NULL, 0, 0, NULL);
+		tu_plan(g, "chen-greedy", b, NULL, 0, 0, NULL);
 	}
-	assert_int_equal(ct_plan(g, "rotor", g->no_remat_peak - 2, NULL, 0, NULL), REMAT_OK);
+	assert_int_equal(tu_plan(g, "rotor", g->no_remat_peak - 2, NULL, 0, 0, NULL), REMAT_OK);
 	remat_graph_free(g);
 }
 
@@ -454,9 +444,9 @@ static void test_inference(void **state)
 	struct remat_sim_result r;
 
 	(void)state;
-	assert_int_equal(ct_plan(g, "rotor", 4, NULL, 0, &r), REMAT_OK);
+	assert_int_equal(tu_plan(g, "rotor", 4, NULL, 0, 0, &r), REMAT_OK);
 	assert_true(r.cost == 5 && r.recomputes == 0);
-	assert_int_equal(ct_plan(g, "rotor", 3, NULL, 0, &r), REMAT_ENOFIT);
+	assert_int_equal(tu_plan(g, "rotor", 3, NULL, 0, 0, &r), REMAT_ENOFIT);
 	remat_graph_free(g);
 }
 

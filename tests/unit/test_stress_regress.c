@@ -1,7 +1,8 @@
 /*
  * test_stress_regress.c - regressions found by tests/stress/stress.py, each
  * on a graph small enough to work the answer out by hand (in the comments).
- * Every case runs every registered planner through remat_plan_run(), so a
+ * Every case runs every registered planner through tu_plan_run() (the
+ * runner, remat_plan_run(), with its answer checked), so a
  * planner added later is held to the same answers.
  */
 #include <stdio.h>
@@ -9,24 +10,6 @@
 #include <string.h>
 
 #include "testutil.h"
-
-static int run(const struct remat_planner *p, const struct remat_graph *g, int64_t budget,
-	       double time_limit, struct remat_schedule *s, struct remat_sim_result *res,
-	       struct remat_error *err)
-{
-	struct remat_plan_request req;
-
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.seed = 1;
-	if (time_limit > 0) {
-		req.time_limit = time_limit;
-		req.deadline = remat_now() + time_limit;
-	}
-	remat_error_clear(err);
-	return remat_plan_run(p, &req, s, res, err);
-}
 
 /*
  * Every planner at budget b must find a schedule whose peak is at most b
@@ -37,21 +20,12 @@ static void all_fit(const struct remat_graph *g, int64_t b, int64_t want_peak)
 	const struct remat_planner *const *pp;
 
 	for (pp = remat_planner_list(); *pp; pp++) {
-		struct remat_schedule s;
-		struct remat_sim_result res;
-		struct remat_error err;
-		int rc;
+		struct tu_plan t = { .p = *pp, .seed = 1, .flags = TU_MUST_FIT };
 
-		remat_schedule_init(&s);
-		rc = run(*pp, g, b, 0, &s, &res, &err);
-		if (rc != REMAT_OK)
-			fprintf(stderr, "planner %s: %s\n", (*pp)->name, err.msg);
-		assert_int_equal(rc, REMAT_OK);
-		assert_true(res.valid && res.feasible);
-		assert_true(res.peak_mem <= b);
+		tu_plan_run(g, b, &t);
 		if (want_peak >= 0)
-			assert_int_equal(res.peak_mem, want_peak);
-		remat_schedule_release(&s);
+			assert_int_equal(t.res.peak_mem, want_peak);
+		tu_plan_release(&t);
 	}
 }
 
@@ -111,18 +85,12 @@ static void test_expired_deadline_at_no_remat_peak(void **state)
 	/* The largest neighbouring pair: 6 + 7 (v5, v6 and every 7th on). */
 	assert_int_equal(g->no_remat_peak, 13);
 	for (pp = remat_planner_list(); *pp; pp++) {
-		struct remat_schedule s;
-		struct remat_sim_result res;
-		struct remat_error err;
-		int rc;
+		struct tu_plan t = { .p = *pp, .seed = 1, .time_limit = 1e-9,
+				     .flags = TU_MUST_FIT };
 
-		remat_schedule_init(&s);
-		rc = run(*pp, g, g->no_remat_peak, 1e-9, &s, &res, &err);
-		if (rc != REMAT_OK)
-			fprintf(stderr, "planner %s: %s\n", (*pp)->name, err.msg);
-		assert_int_equal(rc, REMAT_OK);
-		assert_true(res.feasible && res.peak_mem <= 13);
-		remat_schedule_release(&s);
+		tu_plan_run(g, g->no_remat_peak, &t);
+		assert_true(t.res.peak_mem <= 13);
+		tu_plan_release(&t);
 	}
 	remat_graph_free(g);
 }

@@ -21,29 +21,31 @@ static const struct remat_planner *tw(void)
 	return p;
 }
 
-/* Run twremat; returns the status, res filled. */
+/*
+ * Run twremat through tu_plan_run() (testutil.h: the schedule is checked
+ * there); returns the status, s and res filled.  flags: TU_OWN for the
+ * planner's own schedule (with --cutoff, the bare recursion, which the
+ * runner would replace by the needed nodes' order wherever that fits).
+ */
+static int run_flags(const struct remat_graph *g, int64_t budget, const char *cutoff,
+		     unsigned flags, struct remat_schedule *s, struct remat_sim_result *res)
+{
+	struct remat_kv opt = { "cutoff", cutoff };
+	struct tu_plan t = { .p = tw(), .opts = cutoff ? &opt : NULL, .n_opts = cutoff ? 1 : 0,
+			     .flags = flags };
+
+	remat_schedule_swap(&t.s, s);
+	tu_plan_run(g, budget, &t);
+	remat_schedule_swap(&t.s, s);
+	*res = t.res;
+	tu_plan_release(&t);
+	return t.rc;
+}
+
 static int run(const struct remat_graph *g, int64_t budget, const char *cutoff,
 	       struct remat_schedule *s, struct remat_sim_result *res)
 {
-	struct remat_plan_request req;
-	struct remat_kv opt = { "cutoff", cutoff };
-	struct remat_error err;
-	int rc;
-
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = budget;
-	req.options = cutoff ? &opt : NULL;
-	req.n_options = cutoff ? 1 : 0;
-	remat_error_clear(&err);
-	rc = remat_plan_run(tw(), &req, s, res, &err);
-	/* Never a bug report: a valid schedule or no fit. */
-	assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
-	if (rc == REMAT_OK) {
-		assert_true(res->valid);
-		assert_true(res->peak_mem <= budget);
-	}
-	return rc;
+	return run_flags(g, budget, cutoff, 0, s, res);
 }
 
 static void test_kumar_fig1(void **state)
@@ -122,7 +124,8 @@ static void test_chain_memory_is_logarithmic(void **state)
 		 * holds a separator (<= width + 1) and one node's inputs (3).
 		 */
 		levels = (int64_t)floor(log2((double)td.n_bags)) + 1;
-		assert_int_equal(run(g, levels * (td.width + 1 + 3) + 1, "1", &s, &r), REMAT_OK);
+		assert_int_equal(run_flags(g, levels * (td.width + 1 + 3) + 1, "1", TU_OWN | TU_MUST_FIT,
+					   &s, &r), REMAT_OK);
 		/* ... far below the no-remat peak, which grows with n. */
 		assert_true(r.peak_mem * 4 < g->no_remat_peak || n < 64);
 		remat_treedec_release(&td);
@@ -223,12 +226,25 @@ static void test_recompute_false_and_outputs_run_once(void **state)
 		assert_int_equal(c3, 1);
 	}
 	assert_true(fits > 0);
-	/* The bare recursion at every cutoff too. */
+	/*
+	 * The bare recursion at every cutoff too (its own schedule: through
+	 * the runner, the needed nodes' order would win at this budget).
+	 */
 	for (i = 1; i <= 8; i++) {
 		char k[8];
+		int32_t n4 = remat_graph_find(g, "n4"), n3 = remat_graph_find(g, "n3");
+		int64_t j;
+		int c4 = 0, c3 = 0;
 
 		snprintf(k, sizeof(k), "%d", (int)i);
-		assert_int_equal(run(g, 1000, k, &s, &r), REMAT_OK);
+		assert_int_equal(run_flags(g, 1000, k, TU_OWN | TU_MUST_FIT, &s, &r), REMAT_OK);
+		for (j = 0; j < s.n; j++)
+			if (s.steps[j].op == REMAT_OP_COMPUTE) {
+				c4 += s.steps[j].node == n4;
+				c3 += s.steps[j].node == n3;
+			}
+		assert_int_equal(c4, 1);
+		assert_int_equal(c3, 1);
 	}
 	remat_schedule_release(&s);
 	remat_graph_free(g);
@@ -257,23 +273,13 @@ static void test_workspace_counts(void **state)
 static void test_bad_options(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
-	struct remat_plan_request req;
 	struct remat_kv opt = { "cutoff", "zero" };
-	struct remat_schedule s;
-	struct remat_sim_result r;
-	struct remat_error err;
+	struct tu_plan t = { .p = tw(), .opts = &opt, .n_opts = 1, .flags = TU_ANY_STATUS };
 
 	(void)state;
-	remat_schedule_init(&s);
-	memset(&req, 0, sizeof(req));
-	req.graph = g;
-	req.budget = 3;
-	req.options = &opt;
-	req.n_options = 1;
-	remat_error_clear(&err);
-	assert_int_equal(remat_plan_run(tw(), &req, &s, &r, &err), REMAT_EUSAGE);
-	assert_non_null(strstr(err.msg, "--cutoff"));
-	remat_schedule_release(&s);
+	assert_int_equal(tu_plan_run(g, 3, &t), REMAT_EUSAGE);
+	assert_non_null(strstr(t.err.msg, "--cutoff"));
+	tu_plan_release(&t);
 	remat_graph_free(g);
 }
 
