@@ -663,6 +663,9 @@ static int check_baseline(const struct bench *b)
 	remat_i_rows_init(&base);
 	remat_i_rows_init(&copy);
 	if (remat_i_rows_read(path, &base, &err)) {
+		/* What was read before the error goes too. */
+		remat_i_rows_free(&base);
+		remat_i_rows_init(&base);
 		if (!b->update_baseline || access(path, F_OK) == 0) {
 			cli_error("%s", err.msg);
 			return cli_exit_code(err.code);
