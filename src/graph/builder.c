@@ -13,6 +13,7 @@
 #include "remat/graph.h"
 #include "remat/sim.h"
 #include "core/arena.h"
+#include "core/heap.h"
 #include "graph/graph_internal.h"
 
 struct pending {
@@ -329,42 +330,14 @@ int remat_builder_add_output(struct remat_graph_builder *b, const char *id,
 	return REMAT_OK;
 }
 
-/* Binary min-heap of node indices: "earliest in the file first". */
-static void heap_push(int32_t *h, int32_t *len, int32_t v)
+/* Kahn's ready set: a min-heap of node indices, "earliest in the file first". */
+static int earlier(const void *ctx, int32_t a, int32_t b)
 {
-	int32_t i = (*len)++;
-
-	while (i > 0) {
-		int32_t parent = (i - 1) / 2;
-
-		if (h[parent] <= v)
-			break;
-		h[i] = h[parent];
-		i = parent;
-	}
-	h[i] = v;
+	(void)ctx;
+	return a < b;
 }
 
-static int32_t heap_pop(int32_t *h, int32_t *len)
-{
-	int32_t top = h[0], last = h[--(*len)], i = 0;
-
-	for (;;) {
-		int32_t c = 2 * i + 1;
-
-		if (c >= *len)
-			break;
-		if (c + 1 < *len && h[c + 1] < h[c])
-			c++;
-		if (last <= h[c])
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*len > 0)
-		h[i] = last;
-	return top;
-}
+REMAT_HEAP_DEFINE(ready, int32_t, const void, earlier, REMAT_HEAP_UNTRACKED)
 
 /* Describe one cycle among the nodes Kahn's algorithm could not order. */
 static int report_cycle(struct remat_graph *g, const int32_t *indeg,
@@ -486,8 +459,8 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	struct remat_arena *A = b->arena;
 	struct remat_graph *g;
 	int32_t n = b->n, v, k, *mark = NULL, *indeg = NULL, *heap = NULL;
-	int32_t *resolved = NULL, hlen = 0, done = 0;
-	int64_t e = 0;
+	int32_t *resolved = NULL, done = 0;
+	int64_t e = 0, hlen = 0;
 	int rc = REMAT_OK;
 	const char *src = b->source;
 
@@ -605,16 +578,16 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	for (v = 0; v < n; v++) {
 		indeg[v] = g->in_off[v + 1] - g->in_off[v];
 		if (indeg[v] == 0)
-			heap_push(heap, &hlen, v);
+			ready_push(heap, &hlen, v, NULL);
 	}
 	while (hlen > 0) {
-		int32_t u = heap_pop(heap, &hlen);
+		int32_t u = ready_pop(heap, &hlen, NULL);
 
 		g->topo_pos[u] = done;
 		g->topo[done++] = u;
 		for (k = g->use_off[u]; k < g->use_off[u + 1]; k++)
 			if (--indeg[g->use_idx[k]] == 0)
-				heap_push(heap, &hlen, g->use_idx[k]);
+				ready_push(heap, &hlen, g->use_idx[k], NULL);
 	}
 	if (done < n) {
 		rc = report_cycle(g, indeg, err);
