@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "remat/treedec.h"
+#include "core/heap.h"
 
 struct adj_list {
 	int32_t *a;
@@ -46,8 +47,8 @@ struct mf_state {
 	int32_t *deg;            /* live degree */
 	int64_t *fill;
 	uint8_t *gone;           /* eliminated */
-	int32_t *heap, *hpos;
-	int32_t hn;
+	int32_t *heap, *hpos;    /* heap of live vertices, and where each sits */
+	int64_t hn;
 	int32_t *mark;           /* stamps */
 	int32_t stamp;
 	int32_t *dirty;
@@ -95,56 +96,19 @@ static int mf_less(const struct mf_state *st, int32_t a, int32_t b)
 	return a < b;
 }
 
-static void heap_set(struct mf_state *st, int32_t i, int32_t v)
+/* Where each vertex sits, so that a changed fill can move it. */
+static void mf_moved(struct mf_state *st, int32_t v, int64_t i)
 {
-	st->heap[i] = v;
-	st->hpos[v] = i;
+	st->hpos[v] = (int32_t)i;
 }
 
-static void heap_up(struct mf_state *st, int32_t i)
-{
-	int32_t v = st->heap[i];
-
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-
-		if (!mf_less(st, v, st->heap[p]))
-			break;
-		heap_set(st, i, st->heap[p]);
-		i = p;
-	}
-	heap_set(st, i, v);
-}
-
-static void heap_down(struct mf_state *st, int32_t i)
-{
-	int32_t v = st->heap[i];
-
-	for (;;) {
-		int32_t c = 2 * i + 1;
-
-		if (c >= st->hn)
-			break;
-		if (c + 1 < st->hn && mf_less(st, st->heap[c + 1], st->heap[c]))
-			c++;
-		if (!mf_less(st, st->heap[c], v))
-			break;
-		heap_set(st, i, st->heap[c]);
-		i = c;
-	}
-	heap_set(st, i, v);
-}
+REMAT_HEAP_DEFINE(mf_heap, int32_t, struct mf_state, mf_less, mf_moved)
 
 static int32_t heap_pop(struct mf_state *st)
 {
-	int32_t v = st->heap[0];
+	int32_t v = mf_heap_pop(st->heap, &st->hn, st);
 
-	st->hn--;
 	st->hpos[v] = -1;
-	if (st->hn > 0) {
-		heap_set(st, 0, st->heap[st->hn]);
-		heap_down(st, 0);
-	}
 	return v;
 }
 
@@ -327,10 +291,8 @@ static int eliminate(struct mf_state *st, int32_t v)
 	for (i = 0; i < st->n_dirty; i++) {
 		int32_t w = st->dirty[i];
 
-		if (st->hpos[w] >= 0) {
-			heap_up(st, st->hpos[w]);
-			heap_down(st, st->hpos[w]);
-		}
+		if (st->hpos[w] >= 0)
+			mf_heap_update(st->heap, st->hn, st->hpos[w], st);
 	}
 	return 0;
 }
@@ -461,11 +423,12 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 	/* Step 2. */
 	if (initial_fill(&st))
 		goto fail;
-	for (i = 0; i < m; i++)
-		heap_set(&st, i, i);
+	for (i = 0; i < m; i++) {
+		st.heap[i] = i;
+		st.hpos[i] = i;
+	}
 	st.hn = m;
-	for (i = m / 2 - 1; i >= 0; i--)
-		heap_down(&st, i);
+	mf_heap_heapify(st.heap, st.hn, &st);
 
 	/* Step 3: eliminate, recording the bags (local ids). */
 	epos = malloc(sizeof(int32_t) * (size_t)m);
