@@ -42,91 +42,92 @@
 /* MOVED for a heap that does not track positions. */
 #define REMAT_HEAP_UNTRACKED(ctx, e, i) ((void)0)
 
-#define REMAT_HEAP_DEFINE(name, T, Ctx, LESS, MOVED)                          \
-/* Put e into the hole at i, moving larger parents down; where e lands. */ \
-static inline int64_t name##_place_up(T *h, int64_t i, T e, Ctx *ctx)       \
-{                                                                             \
-	(void)ctx;                                                            \
-	while (i > 0) {                                                       \
-		int64_t p = (i - 1) / 2;                                      \
-                                                                              \
-		if (!LESS(ctx, e, h[p]))                                      \
-			break;                                                \
-		h[i] = h[p];                                                  \
-		MOVED(ctx, h[i], i);                                          \
-		i = p;                                                        \
-	}                                                                     \
-	h[i] = e;                                                             \
-	MOVED(ctx, e, i);                                                     \
-	return i;                                                             \
-}                                                                             \
-                                                                              \
-/* Put e into the hole at i, moving smaller children up into it. */         \
-static inline void name##_place_down(T *h, int64_t n, int64_t i, T e,       \
-				     Ctx *ctx)                                \
-{                                                                             \
-	(void)ctx;                                                            \
-	for (;;) {                                                            \
-		int64_t c = 2 * i + 1;                                        \
-                                                                              \
-		if (c >= n)                                                   \
-			break;                                                \
-		if (c + 1 < n && LESS(ctx, h[c + 1], h[c]))                   \
-			c++;                                                  \
-		if (!LESS(ctx, h[c], e))                                      \
-			break;                                                \
-		h[i] = h[c];                                                  \
-		MOVED(ctx, h[i], i);                                          \
-		i = c;                                                        \
-	}                                                                     \
-	h[i] = e;                                                             \
-	MOVED(ctx, e, i);                                                     \
-}                                                                             \
-                                                                              \
-static inline int64_t name##_sift_up(T *h, int64_t i, Ctx *ctx)             \
-{                                                                             \
-	return name##_place_up(h, i, h[i], ctx);                              \
-}                                                                             \
-                                                                              \
-static inline void name##_sift_down(T *h, int64_t n, int64_t i, Ctx *ctx)   \
-{                                                                             \
-	name##_place_down(h, n, i, h[i], ctx);                                \
-}                                                                             \
-                                                                              \
-static inline void name##_push(T *h, int64_t *n, T e, Ctx *ctx)             \
-{                                                                             \
-	int64_t i = (*n)++;                                                   \
-                                                                              \
-	(void)name##_place_up(h, i, e, ctx);                                  \
-}                                                                             \
-                                                                              \
-static inline T name##_pop(T *h, int64_t *n, Ctx *ctx)                      \
-{                                                                             \
-	T top = h[0];                                                         \
-	int64_t len = --(*n);                                                 \
-                                                                              \
-	if (len > 0)                                                          \
-		name##_place_down(h, len, 0, h[len], ctx);                    \
-	return top;                                                           \
-}                                                                             \
-                                                                              \
-/*                                                                           \
- * Up, then down from where it lands: with one key changed only one of     \
- * them moves it; with several changed at once (treedec re-sifts every    \
- * vertex an elimination touched) the second may still move it.           \
- */                                                                          \
-static inline void name##_update(T *h, int64_t n, int64_t i, Ctx *ctx)      \
-{                                                                             \
-	i = name##_place_up(h, i, h[i], ctx);                                 \
-	name##_place_down(h, n, i, h[i], ctx);                                \
-}                                                                             \
-                                                                              \
-static inline void name##_heapify(T *h, int64_t n, Ctx *ctx)                \
-{                                                                             \
-	int64_t i;                                                            \
-                                                                              \
-	for (i = n / 2 - 1; i >= 0; i--)                                      \
-		name##_place_down(h, n, i, h[i], ctx);                        \
+#define REMAT_HEAP_DEFINE(name, T, Ctx, LESS, MOVED)                           \
+/* Put e into the hole at i, moving larger parents down; where e lands. */     \
+static inline int64_t name##_place_up(T *h, int64_t i, T e, Ctx *ctx)          \
+{                                                                              \
+	(void)ctx;                                                             \
+	while (i > 0) {                                                        \
+		int64_t p = (i - 1) / 2;                                       \
+                                                                               \
+		if (!LESS(ctx, e, h[p]))                                       \
+			break;                                                 \
+		h[i] = h[p];                                                   \
+		MOVED(ctx, h[i], i);                                           \
+		i = p;                                                         \
+	}                                                                      \
+	h[i] = e;                                                              \
+	MOVED(ctx, e, i);                                                      \
+	return i;                                                              \
+}                                                                              \
+                                                                               \
+/* Put e into the hole at i, moving smaller children up into it. */            \
+static inline void name##_place_down(T *h, int64_t n, int64_t i, T e,          \
+				     Ctx *ctx)                                 \
+{                                                                              \
+	(void)ctx;                                                             \
+	for (;;) {                                                             \
+		int64_t c = 2 * i + 1;                                         \
+                                                                               \
+		if (c >= n)                                                    \
+			break;                                                 \
+		if (c + 1 < n && LESS(ctx, h[c + 1], h[c]))                    \
+			c++;                                                   \
+		if (!LESS(ctx, h[c], e))                                       \
+			break;                                                 \
+		h[i] = h[c];                                                   \
+		MOVED(ctx, h[i], i);                                           \
+		i = c;                                                         \
+	}                                                                      \
+	h[i] = e;                                                              \
+	MOVED(ctx, e, i);                                                      \
+}                                                                              \
+                                                                               \
+static inline int64_t name##_sift_up(T *h, int64_t i, Ctx *ctx)                \
+{                                                                              \
+	return name##_place_up(h, i, h[i], ctx);                               \
+}                                                                              \
+                                                                               \
+static inline void name##_sift_down(T *h, int64_t n, int64_t i, Ctx *ctx)      \
+{                                                                              \
+	name##_place_down(h, n, i, h[i], ctx);                                 \
+}                                                                              \
+                                                                               \
+static inline void name##_push(T *h, int64_t *n, T e, Ctx *ctx)                \
+{                                                                              \
+	int64_t i = (*n)++;                                                    \
+                                                                               \
+	(void)name##_place_up(h, i, e, ctx);                                   \
+}                                                                              \
+                                                                               \
+static inline T name##_pop(T *h, int64_t *n, Ctx *ctx)                         \
+{                                                                              \
+	T top = h[0];                                                          \
+	int64_t len = --(*n);                                                  \
+                                                                               \
+	if (len > 0)                                                           \
+		name##_place_down(h, len, 0, h[len], ctx);                     \
+	return top;                                                            \
+}                                                                              \
+                                                                               \
+/*                                                                             \
+ * Up, then down from where it lands: with one key changed only one of         \
+ * them moves it.  With several keys changed before the updates (as in         \
+ * treedec) the second may move it too, and the order is not always            \
+ * restored: update after each change when it must be.                         \
+ */                                                                            \
+static inline void name##_update(T *h, int64_t n, int64_t i, Ctx *ctx)         \
+{                                                                              \
+	i = name##_place_up(h, i, h[i], ctx);                                  \
+	name##_place_down(h, n, i, h[i], ctx);                                 \
+}                                                                              \
+                                                                               \
+static inline void name##_heapify(T *h, int64_t n, Ctx *ctx)                   \
+{                                                                              \
+	int64_t i;                                                             \
+                                                                               \
+	for (i = n / 2 - 1; i >= 0; i--)                                       \
+		name##_place_down(h, n, i, h[i], ctx);                         \
 }
 
 #endif
