@@ -133,13 +133,10 @@ static int ent_less(const struct tg_ent *a, const struct tg_ent *b)
 	return a->u < b->u;
 }
 
-static int ent_before(const void *ctx, struct tg_ent a, struct tg_ent b)
-{
-	(void)ctx;
-	return ent_less(&a, &b);
-}
+/* Entries are compared in place, not copied (the heap's elements are lvalues). */
+#define ENT_BEFORE(ctx, a, b) ent_less(&(a), &(b))
 
-REMAT_HEAP_DEFINE(cand, struct tg_ent, const void, ent_before, REMAT_HEAP_UNTRACKED)
+REMAT_HEAP_DEFINE(cand, struct tg_ent, const void, ENT_BEFORE, REMAT_HEAP_UNTRACKED)
 
 /* Entries are deleted lazily (by version), so the array grows as needed. */
 static int heap_push(struct tg *t, struct tg_ent e)
