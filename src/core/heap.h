@@ -15,8 +15,11 @@
  *   int64_t name_sift_up(T *h, int64_t i, Ctx *ctx)   returns where h[i] lands
  *   void name_sift_down(T *h, int64_t n, int64_t i, Ctx *ctx)
  *
- * LESS(ctx, a, b), with a and b of type T, is a strict weak order ("a
- * comes out before b"); it may be a function or a function-like macro.
+ * LESS(ctx, a, b) is a strict weak order ("a comes out before b") on
+ * lvalues of type T (elements of h, or the one being placed); it may be
+ * a function or a function-like macro.  For a struct T, a macro that
+ * compares through &(a) and &(b) spares the copies a by-value function
+ * can leave in the sift loops (see evict_replay.c).
  * MOVED(ctx, e, i) runs each time element e is stored at h[i]: a heap
  * that must find its elements again (for name_update) records i there;
  * the others pass REMAT_HEAP_UNTRACKED, which compiles to nothing.
