@@ -7,14 +7,14 @@
  * 2. Count each vertex's fill (non-adjacent pairs among its neighbours)
  *    once, from a degree-ordered triangle count: fill = C(d,2) - triangles.
  * 3. Repeatedly pop the vertex of least (fill, degree, index) from a
- *    binary heap (nearly: see eliminate()), record the bag {v} + N(v), remove v and make N(v) a
- *    clique.  Fills change only near v and are kept exact by deltas:
- *    removing v costs each neighbour w the pairs (v, x) with x not in
- *    N(v); an added edge (a, b) removes the pair (a, b) from every common
- *    neighbour and gives a and b the pairs with their neighbours not
- *    adjacent to the other end.  Adjacency is tested by stamping one
- *    vertex's neighbours in an array; eliminated vertices are dropped
- *    lazily from adjacency lists.
+ *    binary heap (nearly: see eliminate()), record the bag {v} + N(v),
+ *    remove v and make N(v) a clique.  Fills change only near v and are
+ *    kept exact by deltas: removing v costs each neighbour w the pairs
+ *    (v, x) with x not in N(v); an added edge (a, b) removes the pair
+ *    (a, b) from every common neighbour and gives a and b the pairs with
+ *    their neighbours not adjacent to the other end.  Adjacency is tested
+ *    by stamping one vertex's neighbours in an array; eliminated vertices
+ *    are dropped lazily from adjacency lists.
  * 4. The parent of v's bag is the bag of the neighbour eliminated first
  *    after v (the standard chordal-completion tree); bags of the vertices
  *    that end a connected component hang under the last one, so the bags

@@ -65,8 +65,8 @@ static void test_ints_against_reference(void **state)
 
 	(void)state;
 	for (round = 0; round < 200; round++) {
-		int cap = 1 + (int)(tu_rand(&rng) % 300), *h = malloc(sizeof(int) * (size_t)cap);
-		int *ref = malloc(sizeof(int) * (size_t)cap), nref = 0, op;
+		int cap = 1 + (int)(tu_rand(&rng) % 300), nref = 0, op;
+		int *h = malloc(sizeof(int) * (size_t)cap), *ref = malloc(sizeof(int) * (size_t)cap);
 		int64_t n = 0;
 
 		for (op = 0; op < 2000; op++) {
