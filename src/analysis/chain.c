@@ -604,75 +604,66 @@ static int32_t merge_segments(const struct remat_graph *g, struct remat_chain *c
 	return stage + 1;
 }
 
-int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
-		      struct remat_error *err)
+/* The chain's per-node arrays and the work arrays.  -1: out of memory. */
+static int work_alloc(int32_t n, struct remat_chain *c, struct work *w)
 {
-	struct remat_chain *c = calloc(1, sizeof(*c));
-	struct work w;
-	int32_t n = g->n, i, v, s, n_sep = 0, n_seg, L, *scratch = NULL;
-	int64_t *diff = NULL;
-	int rc = REMAT_OK;
-
-	memset(&w, 0, sizeof(w));
-	*out = NULL;
-	if (!c)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the chain view");
-	w.needed = calloc((size_t)n + 1, 1);
-	w.fwdpart = calloc((size_t)n + 1, 1);
-	w.relevant = calloc((size_t)n + 1, 1);
-	w.target = calloc((size_t)n + 1, 1);
-	w.rank = malloc(sizeof(int32_t) * ((size_t)n + 1));
-	w.seg = malloc(sizeof(int32_t) * ((size_t)n + 1));
-	w.seg_map = malloc(sizeof(int32_t) * ((size_t)n + 2));
-	w.seg_has_bwd = calloc((size_t)n + 2, 1);
-	w.sep_nodes = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	w->needed = calloc((size_t)n + 1, 1);
+	w->fwdpart = calloc((size_t)n + 1, 1);
+	w->relevant = calloc((size_t)n + 1, 1);
+	w->target = calloc((size_t)n + 1, 1);
+	w->rank = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	w->seg = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	w->seg_map = malloc(sizeof(int32_t) * ((size_t)n + 2));
+	w->seg_has_bwd = calloc((size_t)n + 2, 1);
+	w->sep_nodes = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->is_bwd = calloc((size_t)n + 1, 1);
 	c->stage_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->bwd_reader_min = malloc(sizeof(int32_t) * ((size_t)n + 1));
-	if (!w.needed || !w.fwdpart || !w.relevant || !w.target || !w.rank || !w.seg ||
-	    !w.seg_map || !w.seg_has_bwd || !w.sep_nodes || !c->is_bwd || !c->stage_of ||
-	    !c->bwd_reader_min)
-		goto nomem;
-	c->training = g->n_backward > 0;
-	for (v = 0; v < n; v++)
-		if (g->kind[v] == REMAT_KIND_INPUT)
-			c->input_mem += g->mem[v];
+	if (!w->needed || !w->fwdpart || !w->relevant || !w->target || !w->rank ||
+	    !w->seg || !w->seg_map || !w->seg_has_bwd || !w->sep_nodes || !c->is_bwd ||
+	    !c->stage_of || !c->bwd_reader_min)
+		return -1;
+	return 0;
+}
 
-	classify(g, c, &w);
-	find_separators(g, &w, &n_sep);
-	c->n_separators = n_sep;
-	n_seg = assign_segments(g, c, &w, n_sep);
-	c->n_segments = n_seg;
-	L = merge_segments(g, c, &w, n_seg);
+/*
+ * Step 6's end: the stage of every node of either part (-1 for the
+ * others).  Returns the number of stages: n_stages, or 0 when no node has
+ * one (nothing to plan).
+ */
+static int32_t assign_stages(const struct remat_graph *g, struct remat_chain *c,
+			     const struct work *w, int32_t n_stages)
+{
+	int32_t v;
 
-	for (v = 0; v < n; v++)
-		c->stage_of[v] = (w.fwdpart[v] || c->is_bwd[v]) ? w.seg_map[w.seg[v]] : -1;
-	/* Is there anything to plan at all? */
-	for (v = 0; v < n && c->stage_of[v] < 0; v++)
+	for (v = 0; v < g->n; v++)
+		c->stage_of[v] = (w->fwdpart[v] || c->is_bwd[v]) ? w->seg_map[w->seg[v]] : -1;
+	for (v = 0; v < g->n && c->stage_of[v] < 0; v++)
 		;
-	if (v == n)
-		L = 0;
-	c->n_stages = L;
-	c->stages = calloc((size_t)L + 1, sizeof(*c->stages));
-	c->grad_at = calloc((size_t)L + 2, sizeof(int64_t));
-	diff = calloc((size_t)L + 2, sizeof(int64_t));
-	w.cnt = calloc(2 * ((size_t)L + 1), sizeof(int32_t));
-	if (!c->stages || !c->grad_at || !diff || !w.cnt)
-		goto nomem;
-	c->largest = -1;
-	if (L == 0)
-		goto done;
+	return v == g->n ? 0 : n_stages;
+}
 
-	/* Lists: counting sort by stage, stable in topological order. */
+/*
+ * Each stage's forward and backward lists: a counting sort by stage,
+ * stable in topological order.  -1: out of memory.
+ */
+static int stage_lists(const struct remat_graph *g, struct remat_chain *c,
+		       struct work *w)
+{
+	int32_t n = g->n, L = c->n_stages, i, v, s, fo = 0, bo = 0;
+
+	w->cnt = calloc(2 * ((size_t)L + 1), sizeof(int32_t));
+	if (!w->cnt)
+		return -1;
 	for (v = 0; v < n; v++) {
 		if (c->stage_of[v] < 0)
 			continue;
 		if (c->is_bwd[v]) {
 			c->n_bwd++;
-			w.cnt[2 * c->stage_of[v] + 1]++;
+			w->cnt[2 * c->stage_of[v] + 1]++;
 		} else {
 			c->n_fwd++;
-			w.cnt[2 * c->stage_of[v]]++;
+			w->cnt[2 * c->stage_of[v]]++;
 		}
 	}
 	c->fwd = malloc(sizeof(int32_t) * ((size_t)c->n_fwd + 1));
@@ -680,18 +671,14 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 	c->fwd_h = calloc((size_t)c->n_fwd + 1, 1);
 	c->bwd = malloc(sizeof(int32_t) * ((size_t)c->n_bwd + 1));
 	if (!c->fwd || !c->fwd_ng || !c->fwd_h || !c->bwd)
-		goto nomem;
-	{
-		int32_t fo = 0, bo = 0;
-
-		for (s = 0; s < L; s++) {
-			c->stages[s].fwd_off = fo;
-			c->stages[s].bwd_off = bo;
-			fo += w.cnt[2 * s];
-			bo += w.cnt[2 * s + 1];
-			c->stages[s].entry = -1;
-			c->stages[s].exit = -1;
-		}
+		return -1;
+	for (s = 0; s < L; s++) {
+		c->stages[s].fwd_off = fo;
+		c->stages[s].bwd_off = bo;
+		fo += w->cnt[2 * s];
+		bo += w->cnt[2 * s + 1];
+		c->stages[s].entry = -1;
+		c->stages[s].exit = -1;
 	}
 	for (i = 0; i < n; i++) {
 		struct remat_stage *st;
@@ -703,29 +690,49 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 		if (c->is_bwd[v]) {
 			c->bwd[st->bwd_off + st->n_bwd++] = v;
 		} else {
-			c->fwd_ng[st->fwd_off + st->n_fwd] = w.relevant[v];
+			c->fwd_ng[st->fwd_off + st->n_fwd] = w->relevant[v];
 			c->fwd[st->fwd_off + st->n_fwd++] = v;
 		}
 	}
-	/*
-	 * Entry and exit: the separator closing the last segment of a stage
-	 * is its exit and the next stage's entry.
-	 */
+	return 0;
+}
+
+/*
+ * Entry and exit: the separator closing the last segment of a stage is
+ * its exit and the next stage's entry.
+ */
+static void entries_and_exits(struct remat_chain *c, const struct work *w,
+			      int32_t n_sep, int32_t n_seg)
+{
+	int32_t i, v, s;
+
 	for (i = 0; i < n_sep; i++) {
-		v = w.sep_nodes[i];
+		v = w->sep_nodes[i];
 		s = c->stage_of[v];
-		if (i + 1 < n_sep && c->stage_of[w.sep_nodes[i + 1]] == s)
+		if (i + 1 < n_sep && c->stage_of[w->sep_nodes[i + 1]] == s)
 			continue;     /* merged: not the stage's last separator */
 		c->stages[s].exit = v;
-		if (s + 1 < L)
+		if (s + 1 < c->n_stages)
 			c->stages[s + 1].entry = v;
 	}
 	/* Chain nodes after the last separator: the stage holding them has no exit. */
 	if (n_seg > n_sep && n_sep > 0)
-		c->stages[w.seg_map[n_sep]].exit = -1;
+		c->stages[w->seg_map[n_sep]].exit = -1;
+}
 
-	/* Earliest backward reader of each node, and gradients crossing boundaries. */
-	for (v = 0; v < n; v++) {
+/*
+ * Earliest backward reader of each node, and the gradients (values read
+ * by an earlier stage's backward) crossing each boundary.  -1: out of
+ * memory.
+ */
+static int backward_readers(const struct remat_graph *g, struct remat_chain *c)
+{
+	int32_t L = c->n_stages, v, s;
+	int64_t *diff = calloc((size_t)L + 2, sizeof(int64_t)), run = 0;
+
+	if (!diff)
+		return -1;
+	for (v = 0; v < g->n; v++) {
 		int32_t k, m = L;
 
 		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
@@ -741,23 +748,27 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 			diff[s + 1] -= g->mem[v];
 		}
 	}
-	{
-		int64_t run = 0;
-
-		for (s = 0; s <= L; s++) {
-			run += diff[s];
-			c->grad_at[s] = run;
-		}
+	for (s = 0; s <= L; s++) {
+		run += diff[s];
+		c->grad_at[s] = run;
 	}
+	free(diff);
+	return 0;
+}
+
+/* The per-stage figures, each stage replayed alone.  -1: out of memory. */
+static int measure_stages(const struct remat_graph *g, struct remat_chain *c)
+{
+	int32_t n = g->n, i, s, *scratch;
 
 	scratch = malloc(sizeof(int32_t) * (2 * (size_t)n + 1));
 	if (!scratch)
-		goto nomem;
+		return -1;
 	for (i = 0; i < 2 * n; i++)
 		scratch[i] = -1;
-	for (s = 0; s < L; s++)
+	for (s = 0; s < c->n_stages; s++)
 		held_flags(g, c, s, scratch);
-	for (s = 0; s < L; s++) {
+	for (s = 0; s < c->n_stages; s++) {
 		struct remat_stage *st = &c->stages[s], m;
 		int32_t nodes = st->n_fwd + st->n_bwd;
 
@@ -772,16 +783,54 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 			c->largest = s;
 		}
 	}
-	goto done;
-nomem:
-	rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the chain view");
-done:
 	free(scratch);
-	free(diff);
+	return 0;
+}
+
+int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
+		      struct remat_error *err)
+{
+	struct remat_chain *c = calloc(1, sizeof(*c));
+	struct work w;
+	int32_t v, n_sep = 0, n_seg, L;
+	int rc = REMAT_ENOMEM;
+
+	memset(&w, 0, sizeof(w));
+	*out = NULL;
+	if (!c || work_alloc(g->n, c, &w))
+		goto done;
+	c->training = g->n_backward > 0;
+	for (v = 0; v < g->n; v++)
+		if (g->kind[v] == REMAT_KIND_INPUT)
+			c->input_mem += g->mem[v];
+	/* Steps 1 to 6. */
+	classify(g, c, &w);
+	find_separators(g, &w, &n_sep);
+	c->n_separators = n_sep;
+	n_seg = assign_segments(g, c, &w, n_sep);
+	c->n_segments = n_seg;
+	L = merge_segments(g, c, &w, n_seg);
+	L = assign_stages(g, c, &w, L);
+	/* The stages, their lists and their figures. */
+	c->n_stages = L;
+	c->stages = calloc((size_t)L + 1, sizeof(*c->stages));
+	c->grad_at = calloc((size_t)L + 2, sizeof(int64_t));
+	if (!c->stages || !c->grad_at)
+		goto done;
+	c->largest = -1;
+	if (L > 0) {
+		if (stage_lists(g, c, &w))
+			goto done;
+		entries_and_exits(c, &w, n_sep, n_seg);
+		if (backward_readers(g, c) || measure_stages(g, c))
+			goto done;
+	}
+	rc = REMAT_OK;
+done:
 	work_free(&w);
 	if (rc) {
 		remat_chain_free(c);
-		return rc;
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the chain view");
 	}
 	*out = c;
 	return REMAT_OK;

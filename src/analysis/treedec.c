@@ -7,14 +7,14 @@
  * 2. Count each vertex's fill (non-adjacent pairs among its neighbours)
  *    once, from a degree-ordered triangle count: fill = C(d,2) - triangles.
  * 3. Repeatedly pop the vertex of least (fill, degree, index) from a
- *    binary heap, record the bag {v} + N(v), remove v and make N(v) a
- *    clique.  Fills change only near v and are kept exact by deltas:
- *    removing v costs each neighbour w the pairs (v, x) with x not in
- *    N(v); an added edge (a, b) removes the pair (a, b) from every common
- *    neighbour and gives a and b the pairs with their neighbours not
- *    adjacent to the other end.  Adjacency is tested by stamping one
- *    vertex's neighbours in an array; eliminated vertices are dropped
- *    lazily from adjacency lists.
+ *    binary heap (nearly: see eliminate()), record the bag {v} + N(v),
+ *    remove v and make N(v) a clique.  Fills change only near v and are
+ *    kept exact by deltas: removing v costs each neighbour w the pairs
+ *    (v, x) with x not in N(v); an added edge (a, b) removes the pair
+ *    (a, b) from every common neighbour and gives a and b the pairs with
+ *    their neighbours not adjacent to the other end.  Adjacency is tested
+ *    by stamping one vertex's neighbours in an array; eliminated vertices
+ *    are dropped lazily from adjacency lists.
  * 4. The parent of v's bag is the bag of the neighbour eliminated first
  *    after v (the standard chordal-completion tree); bags of the vertices
  *    that end a connected component hang under the last one, so the bags
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "remat/treedec.h"
+#include "core/heap.h"
 
 struct adj_list {
 	int32_t *a;
@@ -46,8 +47,8 @@ struct mf_state {
 	int32_t *deg;            /* live degree */
 	int64_t *fill;
 	uint8_t *gone;           /* eliminated */
-	int32_t *heap, *hpos;
-	int32_t hn;
+	int32_t *heap, *hpos;    /* heap of live vertices, and where each sits */
+	int64_t hn;
 	int32_t *mark;           /* stamps */
 	int32_t stamp;
 	int32_t *dirty;
@@ -95,56 +96,19 @@ static int mf_less(const struct mf_state *st, int32_t a, int32_t b)
 	return a < b;
 }
 
-static void heap_set(struct mf_state *st, int32_t i, int32_t v)
+/* Where each vertex sits, so that a changed fill can move it. */
+static void mf_moved(struct mf_state *st, int32_t v, int64_t i)
 {
-	st->heap[i] = v;
-	st->hpos[v] = i;
+	st->hpos[v] = (int32_t)i;
 }
 
-static void heap_up(struct mf_state *st, int32_t i)
-{
-	int32_t v = st->heap[i];
-
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-
-		if (!mf_less(st, v, st->heap[p]))
-			break;
-		heap_set(st, i, st->heap[p]);
-		i = p;
-	}
-	heap_set(st, i, v);
-}
-
-static void heap_down(struct mf_state *st, int32_t i)
-{
-	int32_t v = st->heap[i];
-
-	for (;;) {
-		int32_t c = 2 * i + 1;
-
-		if (c >= st->hn)
-			break;
-		if (c + 1 < st->hn && mf_less(st, st->heap[c + 1], st->heap[c]))
-			c++;
-		if (!mf_less(st, st->heap[c], v))
-			break;
-		heap_set(st, i, st->heap[c]);
-		i = c;
-	}
-	heap_set(st, i, v);
-}
+REMAT_HEAP_DEFINE(mf_heap, int32_t, struct mf_state, mf_less, mf_moved)
 
 static int32_t heap_pop(struct mf_state *st)
 {
-	int32_t v = st->heap[0];
+	int32_t v = mf_heap_pop(st->heap, &st->hn, st);
 
-	st->hn--;
 	st->hpos[v] = -1;
-	if (st->hn > 0) {
-		heap_set(st, 0, st->heap[st->hn]);
-		heap_down(st, 0);
-	}
 	return v;
 }
 
@@ -291,8 +255,13 @@ static int add_fill_edge(struct mf_state *st, int32_t a, int32_t b, int32_t sa)
  * Adjacency is tested with stamps: a vertex's neighbours are stamped,
  * then candidates are looked up, O(sum of neighbour degrees).
  * Returns 0, or -1 when out of memory.
+ *
+ * Kept out of line: its common-neighbour scan (add_fill_edge) is the
+ * hottest loop of min-fill, and inlined into step 3's loop GCC 12 runs
+ * short of registers there and reloads st->mark on every neighbour (+4%
+ * instructions on a 20,000-node layered graph).
  */
-static int eliminate(struct mf_state *st, int32_t v)
+static __attribute__((noinline)) int eliminate(struct mf_state *st, int32_t v)
 {
 	int32_t *nb, d, i, j, sv, sa;
 
@@ -324,13 +293,19 @@ static int eliminate(struct mf_state *st, int32_t v)
 			if (st->mark[nb[j]] != sa && add_fill_edge(st, a, nb[j], sa))
 				return -1;
 	}
+	/*
+	 * Re-sift every vertex whose key changed, one after another.  With
+	 * several keys changed at once one such pass does not always restore
+	 * the heap order (on lstm64 1,465 eliminations leave it out of
+	 * order), so the vertex popped next is then not always a least one.
+	 * Kept as it is: decompositions, and the plans built on them, stay
+	 * as they were; a fix (sift at each key change) would change them.
+	 */
 	for (i = 0; i < st->n_dirty; i++) {
 		int32_t w = st->dirty[i];
 
-		if (st->hpos[w] >= 0) {
-			heap_up(st, st->hpos[w]);
-			heap_down(st, st->hpos[w]);
-		}
+		if (st->hpos[w] >= 0)
+			mf_heap_update(st->heap, st->hn, st->hpos[w], st);
 	}
 	return 0;
 }
@@ -384,34 +359,72 @@ void remat_treedec_release(struct remat_treedec *td)
 	td->root = -1;
 }
 
-int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
-			struct remat_treedec *td, struct remat_error *err)
-{
+/* ---- remat_treedec_build, step by step ---- */
+
+/* What the steps hand on to one another (local ids throughout). */
+struct td_build {
 	struct mf_state st;
-	int32_t *verts = NULL, *loc = NULL, *epos = NULL, *bparent = NULL;
-	int32_t *up = NULL, *content = NULL, *newid = NULL, *kept = NULL;
-	int32_t *toff = NULL, *tadj = NULL, *queue = NULL;
-	int64_t *boff = NULL;
-	int32_t *bidx = NULL;
-	int64_t bcap = 0, btot = 0;
-	int32_t m = 0, v, i, k, n_kept = 0, nb_out = 0, rest_at = INT32_MAX;
-	int rc = REMAT_ENOMEM;
+	int32_t *loc;            /* [g->n] local id of each node, -1 when masked out */
+	int32_t *verts;          /* [m] node of each local id */
+	int32_t *epos;           /* [m] elimination position of each vertex */
+	int64_t *boff;           /* [m + 1] bags by elimination position (CSR) */
+	int32_t *bidx;
+	int64_t bcap, btot;
+	int32_t rest_at;         /* position of the bag of all the rest, or INT32_MAX */
+	int32_t *bparent;        /* [m] parent of each bag */
+	int32_t *up, *content;   /* union-find of merged bags; each class's bag */
+	int32_t *kept, n_kept;   /* bags still joined to their parent by an edge */
+	int32_t *newid, nb_out;  /* number of each class (at its root), classes */
+};
 
-	memset(&st, 0, sizeof(st));
-	memset(td, 0, sizeof(*td));
-	td->width = -1;
-	td->root = -1;
+static void td_build_release(struct td_build *b)
+{
+	struct mf_state *st = &b->st;
+	int32_t i;
 
-	/* Step 1: local ids and the simple undirected graph. */
-	loc = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	verts = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!loc || !verts)
-		goto fail;
+	if (st->adj)
+		for (i = 0; i < st->m; i++)
+			free(st->adj[i].a);
+	free(st->adj);
+	free(st->deg);
+	free(st->fill);
+	free(st->gone);
+	free(st->heap);
+	free(st->hpos);
+	free(st->mark);
+	free(st->dirty);
+	free(st->dmark);
+	free(b->loc);
+	free(b->verts);
+	free(b->epos);
+	free(b->boff);
+	free(b->bidx);
+	free(b->bparent);
+	free(b->up);
+	free(b->content);
+	free(b->kept);
+	free(b->newid);
+}
+
+/*
+ * Step 1: local ids, td's per-vertex arrays, and the simple undirected
+ * graph.  With no vertex, td is complete (no bags).  -1: out of memory.
+ */
+static int local_graph(struct td_build *b, const struct remat_graph *g,
+		       const uint8_t *mask, struct remat_treedec *td)
+{
+	struct mf_state *st = &b->st;
+	int32_t m = 0, v, k;
+
+	b->loc = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	b->verts = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!b->loc || !b->verts)
+		return -1;
 	for (v = 0; v < g->n; v++) {
-		loc[v] = -1;
+		b->loc[v] = -1;
 		if (!mask || mask[v]) {
-			loc[v] = m;
-			verts[m++] = v;
+			b->loc[v] = m;
+			b->verts[m++] = v;
 		}
 	}
 	td->n_vertices = m;
@@ -419,309 +432,359 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 	td->bag_off = malloc(sizeof(int32_t) * ((size_t)m + 2));
 	td->parent = malloc(sizeof(int32_t) * ((size_t)m + 1));
 	if (!td->order || !td->bag_off || !td->parent)
-		goto fail;
+		return -1;
 	if (m == 0) {
 		td->bag_off[0] = 0;
 		td->bag_idx = malloc(sizeof(int32_t));
-		if (!td->bag_idx)
-			goto fail;
-		free(loc);
-		free(verts);
-		return REMAT_OK;
+		return td->bag_idx ? 0 : -1;
 	}
-	st.m = m;
-	st.adj = calloc((size_t)m, sizeof(struct adj_list));
-	st.deg = calloc((size_t)m, sizeof(int32_t));
-	st.fill = calloc((size_t)m, sizeof(int64_t));
-	st.gone = calloc((size_t)m, 1);
-	st.heap = malloc(sizeof(int32_t) * (size_t)m);
-	st.hpos = malloc(sizeof(int32_t) * (size_t)m);
-	st.mark = calloc((size_t)m, sizeof(int32_t));
-	st.dirty = malloc(sizeof(int32_t) * (size_t)m);
-	st.dmark = calloc((size_t)m, sizeof(int32_t));
-	if (!st.adj || !st.deg || !st.fill || !st.gone || !st.heap || !st.hpos ||
-	    !st.mark || !st.dirty || !st.dmark)
-		goto fail;
+	st->m = m;
+	st->adj = calloc((size_t)m, sizeof(struct adj_list));
+	st->deg = calloc((size_t)m, sizeof(int32_t));
+	st->fill = calloc((size_t)m, sizeof(int64_t));
+	st->gone = calloc((size_t)m, 1);
+	st->heap = malloc(sizeof(int32_t) * (size_t)m);
+	st->hpos = malloc(sizeof(int32_t) * (size_t)m);
+	st->mark = calloc((size_t)m, sizeof(int32_t));
+	st->dirty = malloc(sizeof(int32_t) * (size_t)m);
+	st->dmark = calloc((size_t)m, sizeof(int32_t));
+	if (!st->adj || !st->deg || !st->fill || !st->gone || !st->heap || !st->hpos ||
+	    !st->mark || !st->dirty || !st->dmark)
+		return -1;
 	/* A DAG's distinct inputs give each undirected edge exactly once. */
 	for (v = 0; v < g->n; v++) {
-		if (loc[v] < 0)
+		if (b->loc[v] < 0)
 			continue;
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-			int32_t u = g->in_idx[k], a = loc[v], b;
+			int32_t u = g->in_idx[k], x = b->loc[v], y;
 
-			if (loc[u] < 0 || u == v)
+			if (b->loc[u] < 0 || u == v)
 				continue;
-			b = loc[u];
-			if (adj_push(&st.adj[a], b) || adj_push(&st.adj[b], a))
-				goto fail;
-			st.deg[a]++;
-			st.deg[b]++;
+			y = b->loc[u];
+			if (adj_push(&st->adj[x], y) || adj_push(&st->adj[y], x))
+				return -1;
+			st->deg[x]++;
+			st->deg[y]++;
 		}
 	}
-	/* Step 2. */
-	if (initial_fill(&st))
-		goto fail;
-	for (i = 0; i < m; i++)
-		heap_set(&st, i, i);
-	st.hn = m;
-	for (i = m / 2 - 1; i >= 0; i--)
-		heap_down(&st, i);
+	return 0;
+}
 
-	/* Step 3: eliminate, recording the bags (local ids). */
-	epos = malloc(sizeof(int32_t) * (size_t)m);
-	boff = malloc(sizeof(int64_t) * ((size_t)m + 1));
-	bcap = (int64_t)m * 4 + 16;
-	bidx = malloc(sizeof(int32_t) * (size_t)bcap);
-	if (!epos || !boff || !bidx)
-		goto fail;
+/* Step 2's end: every vertex in the heap, keyed by its initial fill. */
+static void heap_all(struct mf_state *st)
+{
+	int32_t i;
+
+	for (i = 0; i < st->m; i++) {
+		st->heap[i] = i;
+		st->hpos[i] = i;
+	}
+	st->hn = st->m;
+	mf_heap_heapify(st->heap, st->hn, st);
+}
+
+/* Room for need more bag entries.  -1: out of memory. */
+static int bags_reserve(struct td_build *b, int64_t need)
+{
+	int32_t *nbidx;
+
+	if (b->btot + need <= b->bcap)
+		return 0;
+	while (b->btot + need > b->bcap)
+		b->bcap *= 2;
+	nbidx = realloc(b->bidx, sizeof(int32_t) * (size_t)b->bcap);
+	if (!nbidx)
+		return -1;
+	b->bidx = nbidx;
+	return 0;
+}
+
+/*
+ * v, just popped at position i, and every vertex left have degree above
+ * the cap: eliminating them one by one costs the square of the degree
+ * each (seconds on dense graphs of a few thousand nodes).  Treat the rest
+ * as a clique instead: one bag holds them all (v's), each later one a bag
+ * of itself, which step 5 merges into v's.  Still a tree decomposition,
+ * of width (vertices left - 1).  -1: out of memory.
+ */
+static int bag_of_the_rest(struct td_build *b, struct remat_treedec *td, int32_t i,
+			   int32_t v)
+{
+	struct mf_state *st = &b->st;
+	int32_t rest = st->m - i, r;
+
+	if (bags_reserve(b, 2 * (int64_t)rest))
+		return -1;
+	/* v first, then the others by local id (deterministic). */
+	memcpy(st->dirty, st->heap, sizeof(int32_t) * (size_t)(rest - 1));
+	qsort(st->dirty, (size_t)(rest - 1), sizeof(int32_t), cmp_i32);
+	memcpy(st->heap + 1, st->dirty, sizeof(int32_t) * (size_t)(rest - 1));
+	st->heap[0] = v;
+	b->boff[i] = b->btot;
+	for (r = 0; r < rest; r++)
+		b->bidx[b->btot++] = st->heap[r];
+	b->rest_at = i;
+	for (r = 0; r < rest; r++) {
+		int32_t u = st->heap[r];
+
+		if (r > 0) {
+			b->boff[i + r] = b->btot;
+			b->bidx[b->btot++] = u;
+		}
+		b->epos[u] = i + r;
+		td->order[i + r] = b->verts[u];
+	}
+	return 0;
+}
+
+/* Step 3: eliminate, recording the bags (local ids).  -1: out of memory. */
+static int eliminate_all(struct td_build *b, struct remat_treedec *td)
+{
+	struct mf_state *st = &b->st;
+	int32_t m = st->m, i;
+
+	b->epos = malloc(sizeof(int32_t) * (size_t)m);
+	b->boff = malloc(sizeof(int64_t) * ((size_t)m + 1));
+	b->bcap = (int64_t)m * 4 + 16;
+	b->bidx = malloc(sizeof(int32_t) * (size_t)b->bcap);
+	if (!b->epos || !b->boff || !b->bidx)
+		return -1;
 	for (i = 0; i < m; i++) {
-		int32_t d;
+		int32_t v = heap_pop(st), d;
 
-		v = heap_pop(&st);
-		if (st.deg[v] > REMAT_TREEDEC_MAX_DEGREE) {
-			/*
-			 * Every vertex left has degree above the cap: eliminating
-			 * them one by one costs the square of the degree each
-			 * (seconds on dense graphs of a few thousand nodes).
-			 * Treat the rest as a clique instead: one bag holds them
-			 * all (v's, below), each later one a bag of itself, which
-			 * step 5 merges into v's.  Still a tree decomposition,
-			 * of width (vertices left - 1).
-			 */
-			int32_t rest = m - i, r;
-
-			if (btot + 2 * (int64_t)rest > bcap) {
-				int32_t *nbidx;
-
-				while (btot + 2 * (int64_t)rest > bcap)
-					bcap *= 2;
-				nbidx = realloc(bidx, sizeof(int32_t) * (size_t)bcap);
-				if (!nbidx)
-					goto fail;
-				bidx = nbidx;
-			}
-			/* v first, then the others by local id (deterministic). */
-			memcpy(st.dirty, st.heap, sizeof(int32_t) * (size_t)(rest - 1));
-			qsort(st.dirty, (size_t)(rest - 1), sizeof(int32_t), cmp_i32);
-			memcpy(st.heap + 1, st.dirty, sizeof(int32_t) * (size_t)(rest - 1));
-			st.heap[0] = v;
-			boff[i] = btot;
-			for (r = 0; r < rest; r++)
-				bidx[btot++] = st.heap[r];
-			rest_at = i;
-			for (r = 0; r < rest; r++) {
-				int32_t u = st.heap[r];
-
-				if (r > 0) {
-					boff[i + r] = btot;
-					bidx[btot++] = u;
-				}
-				epos[u] = i + r;
-				td->order[i + r] = verts[u];
-			}
+		if (st->deg[v] > REMAT_TREEDEC_MAX_DEGREE) {
+			if (bag_of_the_rest(b, td, i, v))
+				return -1;
 			break;
 		}
-		epos[v] = i;
-		td->order[i] = verts[v];
-		if (eliminate(&st, v))
-			goto fail;
-		d = st.adj[v].len;
-		if (btot + d + 1 > bcap) {
-			int32_t *nbidx;
-
-			while (btot + d + 1 > bcap)
-				bcap *= 2;
-			nbidx = realloc(bidx, sizeof(int32_t) * (size_t)bcap);
-			if (!nbidx)
-				goto fail;
-			bidx = nbidx;
-		}
-		boff[i] = btot;
-		bidx[btot++] = v;
+		b->epos[v] = i;
+		td->order[i] = b->verts[v];
+		if (eliminate(st, v))
+			return -1;
+		d = st->adj[v].len;
+		if (bags_reserve(b, (int64_t)d + 1))
+			return -1;
+		b->boff[i] = b->btot;
+		b->bidx[b->btot++] = v;
 		if (d > 0)
-			memcpy(bidx + btot, st.adj[v].a, sizeof(int32_t) * (size_t)d);
-		btot += d;
+			memcpy(b->bidx + b->btot, st->adj[v].a, sizeof(int32_t) * (size_t)d);
+		b->btot += d;
 		/* v's list is not needed again: it is dead. */
 	}
-	boff[m] = btot;
+	b->boff[m] = b->btot;
+	return 0;
+}
 
-	/* Step 4: parents, by bag index = elimination position. */
-	bparent = malloc(sizeof(int32_t) * (size_t)m);
-	if (!bparent)
-		goto fail;
+/* Step 4: parents, by bag index = elimination position.  -1: out of memory. */
+static int tree_parents(struct td_build *b)
+{
+	int32_t m = b->st.m, i;
+
+	b->bparent = malloc(sizeof(int32_t) * (size_t)m);
+	if (!b->bparent)
+		return -1;
 	for (i = 0; i < m; i++) {
 		int32_t best = -1;
 		int64_t q;
 
-		for (q = boff[i] + 1; q < boff[i + 1]; q++)
-			if (best < 0 || epos[bidx[q]] < best)
-				best = epos[bidx[q]];
+		for (q = b->boff[i] + 1; q < b->boff[i + 1]; q++)
+			if (best < 0 || b->epos[b->bidx[q]] < best)
+				best = b->epos[b->bidx[q]];
 		/*
 		 * The bag of all the rest stands for every bag after it, and
 		 * takes the ends of the other components too (the singletons
 		 * after it must have nothing hanging under them).
 		 */
-		if (rest_at < m && i < rest_at && (best < 0 || best > rest_at))
-			best = rest_at;
-		bparent[i] = best;
+		if (b->rest_at < m && i < b->rest_at && (best < 0 || best > b->rest_at))
+			best = b->rest_at;
+		b->bparent[i] = best;
 	}
 	for (i = 0; i < m - 1; i++)
-		if (bparent[i] < 0)
-			bparent[i] = m - 1;
-	bparent[m - 1] = -1;
+		if (b->bparent[i] < 0)
+			b->bparent[i] = m - 1;
+	b->bparent[m - 1] = -1;
+	return 0;
+}
 
-	/* Step 5: Lemma 1. */
-	up = malloc(sizeof(int32_t) * (size_t)m);
-	content = malloc(sizeof(int32_t) * (size_t)m);
-	kept = malloc(sizeof(int32_t) * (size_t)m);
-	if (!up || !content || !kept)
-		goto fail;
+/*
+ * Step 5: Lemma 1, then number the merged bags by their first member's
+ * elimination.  -1: out of memory.
+ */
+static int merge_bags(struct td_build *b)
+{
+	int32_t m = b->st.m, i;
+
+	b->up = malloc(sizeof(int32_t) * (size_t)m);
+	b->content = malloc(sizeof(int32_t) * (size_t)m);
+	b->kept = malloc(sizeof(int32_t) * (size_t)m);
+	if (!b->up || !b->content || !b->kept)
+		return -1;
 	for (i = 0; i < m; i++) {
-		up[i] = i;
-		content[i] = i;
+		b->up[i] = i;
+		b->content[i] = i;
 	}
 	for (i = 0; i < m - 1; i++) {
-		int32_t rs = uf_find(up, i), rp = uf_find(up, bparent[i]);
-		int32_t a = content[rs], b = content[rp];
+		int32_t rs = uf_find(b->up, i), rp = uf_find(b->up, b->bparent[i]);
+		int32_t x = b->content[rs], y = b->content[rp];
 
-		if (bag_subset(&st, boff, bidx, a, b)) {
-			up[rs] = rp;
-			content[rp] = b;
-		} else if (bag_subset(&st, boff, bidx, b, a)) {
-			up[rs] = rp;
-			content[rp] = a;
+		if (bag_subset(&b->st, b->boff, b->bidx, x, y)) {
+			b->up[rs] = rp;
+			b->content[rp] = y;
+		} else if (bag_subset(&b->st, b->boff, b->bidx, y, x)) {
+			b->up[rs] = rp;
+			b->content[rp] = x;
 		} else {
-			kept[n_kept++] = i;
+			b->kept[b->n_kept++] = i;
 		}
 	}
-	/* Number the merged bags by their first member's elimination. */
-	newid = malloc(sizeof(int32_t) * (size_t)m);
-	if (!newid)
-		goto fail;
+	b->newid = malloc(sizeof(int32_t) * (size_t)m);
+	if (!b->newid)
+		return -1;
 	for (i = 0; i < m; i++)
-		newid[i] = -1;
+		b->newid[i] = -1;
 	for (i = 0; i < m; i++) {
-		int32_t r = uf_find(up, i);
+		int32_t r = uf_find(b->up, i);
 
-		if (newid[r] < 0)
-			newid[r] = nb_out++;
+		if (b->newid[r] < 0)
+			b->newid[r] = b->nb_out++;
 	}
+	return 0;
+}
+
+/*
+ * Step 5's bags into td: node ids, ascending within each bag, and the
+ * width.  -1: out of memory (or more entries than int32 offsets hold).
+ */
+static int write_bags(struct td_build *b, struct remat_treedec *td)
+{
+	int32_t nb_out = b->nb_out, i, k, *rep;
+	int64_t tot = 0;
+	int rc = -1;
+
 	td->n_bags = nb_out;
-	{
-		int64_t tot = 0;
-		int32_t *rep = malloc(sizeof(int32_t) * (size_t)nb_out);
+	rep = malloc(sizeof(int32_t) * (size_t)nb_out);
+	if (!rep)
+		goto done;
+	for (i = 0; i < b->st.m; i++)
+		if (uf_find(b->up, i) == i)
+			rep[b->newid[i]] = b->content[i];
+	for (k = 0; k < nb_out; k++)
+		tot += b->boff[rep[k] + 1] - b->boff[rep[k]];
+	if (tot >= INT32_MAX)
+		goto done;
+	td->bag_idx = malloc(sizeof(int32_t) * ((size_t)tot + 1));
+	if (!td->bag_idx)
+		goto done;
+	tot = 0;
+	for (k = 0; k < nb_out; k++) {
+		int64_t q, len = b->boff[rep[k] + 1] - b->boff[rep[k]];
 
-		if (!rep)
-			goto fail;
-		for (i = 0; i < m; i++)
-			if (uf_find(up, i) == i)
-				rep[newid[i]] = content[i];
-		for (k = 0; k < nb_out; k++)
-			tot += boff[rep[k] + 1] - boff[rep[k]];
-		if (tot >= INT32_MAX) {
-			free(rep);
-			goto fail;
-		}
-		td->bag_idx = malloc(sizeof(int32_t) * ((size_t)tot + 1));
-		if (!td->bag_idx) {
-			free(rep);
-			goto fail;
-		}
-		tot = 0;
-		for (k = 0; k < nb_out; k++) {
-			int64_t q, len = boff[rep[k] + 1] - boff[rep[k]];
-
-			td->bag_off[k] = (int32_t)tot;
-			for (q = boff[rep[k]]; q < boff[rep[k] + 1]; q++)
-				td->bag_idx[tot++] = verts[bidx[q]];
-			qsort(td->bag_idx + td->bag_off[k], (size_t)len, sizeof(int32_t), cmp_i32);
-			if (len - 1 > td->width)
-				td->width = (int32_t)(len - 1);
-		}
-		td->bag_off[nb_out] = (int32_t)tot;
-		free(rep);
+		td->bag_off[k] = (int32_t)tot;
+		for (q = b->boff[rep[k]]; q < b->boff[rep[k] + 1]; q++)
+			td->bag_idx[tot++] = b->verts[b->bidx[q]];
+		qsort(td->bag_idx + td->bag_off[k], (size_t)len, sizeof(int32_t), cmp_i32);
+		if (len - 1 > td->width)
+			td->width = (int32_t)(len - 1);
 	}
-	/* Root the contracted tree at the last bag's class. */
+	td->bag_off[nb_out] = (int32_t)tot;
+	rc = 0;
+done:
+	free(rep);
+	return rc;
+}
+
+/*
+ * Step 5's tree into td: the kept edges between merged bags, rooted at
+ * the last bag's class.  REMAT_ENOMEM (err not set) or REMAT_EINTERNAL.
+ */
+static int root_tree(struct td_build *b, struct remat_treedec *td,
+		     struct remat_error *err)
+{
+	int32_t nb_out = b->nb_out, k, head = 0, tail = 0, root;
+	int32_t *toff, *tadj, *cur, *queue;
+	int rc = REMAT_ENOMEM;
+
 	toff = calloc((size_t)nb_out + 2, sizeof(int32_t));
-	tadj = malloc(sizeof(int32_t) * ((size_t)n_kept * 2 + 1));
+	tadj = malloc(sizeof(int32_t) * ((size_t)b->n_kept * 2 + 1));
+	cur = malloc(sizeof(int32_t) * ((size_t)nb_out + 1));
 	queue = malloc(sizeof(int32_t) * ((size_t)nb_out + 1));
-	if (!toff || !tadj || !queue)
-		goto fail;
-	for (k = 0; k < n_kept; k++) {
-		toff[newid[uf_find(up, kept[k])] + 1]++;
-		toff[newid[uf_find(up, bparent[kept[k]])] + 1]++;
+	if (!toff || !tadj || !cur || !queue)
+		goto done;
+	for (k = 0; k < b->n_kept; k++) {
+		toff[b->newid[uf_find(b->up, b->kept[k])] + 1]++;
+		toff[b->newid[uf_find(b->up, b->bparent[b->kept[k]])] + 1]++;
 	}
 	for (k = 0; k < nb_out; k++)
 		toff[k + 1] += toff[k];
-	{
-		int32_t *cur = malloc(sizeof(int32_t) * ((size_t)nb_out + 1));
+	memcpy(cur, toff, sizeof(int32_t) * (size_t)nb_out);
+	for (k = 0; k < b->n_kept; k++) {
+		int32_t x = b->newid[uf_find(b->up, b->kept[k])];
+		int32_t y = b->newid[uf_find(b->up, b->bparent[b->kept[k]])];
 
-		if (!cur)
-			goto fail;
-		memcpy(cur, toff, sizeof(int32_t) * (size_t)nb_out);
-		for (k = 0; k < n_kept; k++) {
-			int32_t a = newid[uf_find(up, kept[k])];
-			int32_t b = newid[uf_find(up, bparent[kept[k]])];
-
-			tadj[cur[a]++] = b;
-			tadj[cur[b]++] = a;
-		}
-		free(cur);
+		tadj[cur[x]++] = y;
+		tadj[cur[y]++] = x;
 	}
-	{
-		int32_t head = 0, tail = 0, root = newid[uf_find(up, m - 1)];
+	root = b->newid[uf_find(b->up, b->st.m - 1)];
+	for (k = 0; k < nb_out; k++)
+		td->parent[k] = -2;
+	td->parent[root] = -1;
+	td->root = root;
+	queue[tail++] = root;
+	while (head < tail) {
+		int32_t x = queue[head++];
 
-		for (k = 0; k < nb_out; k++)
-			td->parent[k] = -2;
-		td->parent[root] = -1;
-		td->root = root;
-		queue[tail++] = root;
-		while (head < tail) {
-			int32_t x = queue[head++];
-
-			for (k = toff[x]; k < toff[x + 1]; k++)
-				if (td->parent[tadj[k]] == -2) {
-					td->parent[tadj[k]] = x;
-					queue[tail++] = tadj[k];
-				}
-		}
-		if (tail != nb_out) {
-			rc = REMAT_FAIL(err, REMAT_EINTERNAL,
-					"tree decomposition: merged bags do not form a tree");
-			goto fail_set;
-		}
+		for (k = toff[x]; k < toff[x + 1]; k++)
+			if (td->parent[tadj[k]] == -2) {
+				td->parent[tadj[k]] = x;
+				queue[tail++] = tadj[k];
+			}
+	}
+	if (tail != nb_out) {
+		rc = REMAT_FAIL(err, REMAT_EINTERNAL,
+				"tree decomposition: merged bags do not form a tree");
+		goto done;
 	}
 	rc = REMAT_OK;
-	goto done;
-fail:
-	rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the tree decomposition");
-fail_set:
-	remat_treedec_release(td);
 done:
-	if (st.adj)
-		for (i = 0; i < m; i++)
-			free(st.adj[i].a);
-	free(st.adj);
-	free(st.deg);
-	free(st.fill);
-	free(st.gone);
-	free(st.heap);
-	free(st.hpos);
-	free(st.mark);
-	free(st.dirty);
-	free(st.dmark);
-	free(verts);
-	free(loc);
-	free(epos);
-	free(bparent);
-	free(up);
-	free(content);
-	free(newid);
-	free(kept);
 	free(toff);
 	free(tadj);
+	free(cur);
 	free(queue);
-	free(boff);
-	free(bidx);
+	return rc;
+}
+
+int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
+			struct remat_treedec *td, struct remat_error *err)
+{
+	struct td_build b;
+	int rc = REMAT_ENOMEM;
+
+	memset(&b, 0, sizeof(b));
+	b.rest_at = INT32_MAX;
+	memset(td, 0, sizeof(*td));
+	td->width = -1;
+	td->root = -1;
+	/* Step 1. */
+	if (local_graph(&b, g, mask, td))
+		goto done;
+	if (td->n_vertices == 0) {
+		rc = REMAT_OK;
+		goto done;
+	}
+	/* Step 2. */
+	if (initial_fill(&b.st))
+		goto done;
+	heap_all(&b.st);
+	/* Steps 3 to 5. */
+	if (eliminate_all(&b, td) || tree_parents(&b) || merge_bags(&b) ||
+	    write_bags(&b, td))
+		goto done;
+	rc = root_tree(&b, td, err);
+done:
+	if (rc == REMAT_ENOMEM)
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the tree decomposition");
+	if (rc)
+		remat_treedec_release(td);
+	td_build_release(&b);
 	return rc;
 }

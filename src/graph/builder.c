@@ -13,6 +13,7 @@
 #include "remat/graph.h"
 #include "remat/sim.h"
 #include "core/arena.h"
+#include "core/heap.h"
 #include "graph/graph_internal.h"
 
 struct pending {
@@ -329,42 +330,14 @@ int remat_builder_add_output(struct remat_graph_builder *b, const char *id,
 	return REMAT_OK;
 }
 
-/* Binary min-heap of node indices: "earliest in the file first". */
-static void heap_push(int32_t *h, int32_t *len, int32_t v)
+/* Kahn's ready set: a min-heap of node indices, "earliest in the file first". */
+static int earlier(const void *ctx, int32_t a, int32_t b)
 {
-	int32_t i = (*len)++;
-
-	while (i > 0) {
-		int32_t parent = (i - 1) / 2;
-
-		if (h[parent] <= v)
-			break;
-		h[i] = h[parent];
-		i = parent;
-	}
-	h[i] = v;
+	(void)ctx;
+	return a < b;
 }
 
-static int32_t heap_pop(int32_t *h, int32_t *len)
-{
-	int32_t top = h[0], last = h[--(*len)], i = 0;
-
-	for (;;) {
-		int32_t c = 2 * i + 1;
-
-		if (c >= *len)
-			break;
-		if (c + 1 < *len && h[c + 1] < h[c])
-			c++;
-		if (last <= h[c])
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*len > 0)
-		h[i] = last;
-	return top;
-}
+REMAT_HEAP_DEFINE(ready, int32_t, const void, earlier, REMAT_HEAP_UNTRACKED)
 
 /* Describe one cycle among the nodes Kahn's algorithm could not order. */
 static int report_cycle(struct remat_graph *g, const int32_t *indeg,
@@ -480,21 +453,20 @@ static int derive_figures(struct remat_graph *g, struct remat_error *err)
 	return REMAT_OK;
 }
 
-int remat_builder_finish(struct remat_graph_builder *b,
-			 struct remat_graph **out, struct remat_error *err)
+/*
+ * The graph in b's arena: names, per-node arrays (one spare slot each)
+ * and the fields each node declared.  REMAT_ENOMEM (err not set).
+ */
+static int graph_new(struct remat_graph_builder *b, struct remat_graph **out)
 {
 	struct remat_arena *A = b->arena;
 	struct remat_graph *g;
-	int32_t n = b->n, v, k, *mark = NULL, *indeg = NULL, *heap = NULL;
-	int32_t *resolved = NULL, hlen = 0, done = 0;
-	int64_t e = 0;
-	int rc = REMAT_OK;
 	const char *src = b->source;
+	int32_t n = b->n, v;
 
-	*out = NULL;
 	g = remat_i_arena_calloc(A, 1, sizeof(*g));
 	if (!g || !(g->store = remat_i_arena_calloc(A, 1, sizeof(*g->store))))
-		goto nomem;
+		return REMAT_ENOMEM;
 	g->store->arena = A;
 	g->source = src;
 	g->n = n;
@@ -514,13 +486,10 @@ int remat_builder_finish(struct remat_graph_builder *b,
 	g->use_off = remat_i_arena_calloc(A, (size_t)n + 2, sizeof(int32_t));
 	g->topo = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
 	g->topo_pos = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(int32_t));
-	mark = malloc(sizeof(int32_t) * ((size_t)n + 1));
-	resolved = malloc(sizeof(int32_t) * ((size_t)b->n_in + 1));
 	if (!g->name || !g->id || !g->label || !g->kind || !g->recompute ||
 	    !g->is_output || !g->mem || !g->workspace || !g->cost || !g->grad_of ||
-	    !g->in_off || !g->use_off || !g->topo || !g->topo_pos || !mark || !resolved)
-		goto nomem;
-
+	    !g->in_off || !g->use_off || !g->topo || !g->topo_pos)
+		return REMAT_ENOMEM;
 	for (v = 0; v < n; v++) {
 		const struct pending *p = &b->nodes[v];
 
@@ -532,13 +501,33 @@ int remat_builder_finish(struct remat_graph_builder *b,
 		g->workspace[v] = p->workspace;
 		g->cost[v] = p->cost;
 		g->grad_of[v] = -1;
-		mark[v] = -1;
 		if (p->kind == REMAT_KIND_INPUT)
 			g->n_inputs++;
 		if (p->kind == REMAT_KIND_BACKWARD)
 			g->n_backward++;
 	}
-	/* Resolve inputs, dropping duplicates, into CSR order. */
+	*out = g;
+	return REMAT_OK;
+}
+
+/*
+ * Resolve inputs, dropping duplicates, into CSR order, and grad_of.
+ * REMAT_ENOMEM (err not set) or REMAT_EINPUT.
+ */
+static int resolve_inputs(struct remat_graph_builder *b, struct remat_graph *g,
+			  struct remat_error *err)
+{
+	const char *src = b->source;
+	int32_t n = b->n, v, k, *mark, *resolved;
+	int64_t e = 0;
+	int rc = REMAT_ENOMEM;
+
+	mark = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	resolved = malloc(sizeof(int32_t) * ((size_t)b->n_in + 1));
+	if (!mark || !resolved)
+		goto done;
+	for (v = 0; v < n; v++)
+		mark[v] = -1;
 	for (v = 0; v < n; v++) {
 		const struct pending *p = &b->nodes[v];
 
@@ -551,20 +540,20 @@ int remat_builder_finish(struct remat_graph_builder *b,
 				rc = REMAT_FAIL(err, REMAT_EINPUT,
 						"%s: node '%s': 'inputs': unknown node '%s'",
 						src, p->id, x);
-				goto fail;
+				goto done;
 			}
 			if (u == v) {
 				rc = REMAT_FAIL(err, REMAT_EINPUT,
 						"%s: node '%s': 'inputs' form a cycle: %s -> %s",
 						src, p->id, p->id, p->id);
-				goto fail;
+				goto done;
 			}
 			if (mark[u] == v)
 				continue;
 			mark[u] = v;
 			if (e >= INT32_MAX) {
 				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: too many edges", src);
-				goto fail;
+				goto done;
 			}
 			resolved[e++] = u;
 		}
@@ -575,106 +564,143 @@ int remat_builder_finish(struct remat_graph_builder *b,
 				rc = REMAT_FAIL(err, REMAT_EINPUT,
 						"%s: node '%s': 'grad_of': unknown node '%s'",
 						src, p->id, p->grad_of);
-				goto fail;
+				goto done;
 			}
 			g->grad_of[v] = u;
 		}
 	}
 	g->in_off[n] = (int32_t)e;
 	g->n_edges = e;
-	g->in_idx = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
-	g->use_idx = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)e + 1));
+	g->in_idx = remat_i_arena_alloc(b->arena, sizeof(int32_t) * ((size_t)e + 1));
+	g->use_idx = remat_i_arena_alloc(b->arena, sizeof(int32_t) * ((size_t)e + 1));
 	if (!g->in_idx || !g->use_idx)
-		goto nomem;
+		goto done;
 	memcpy(g->in_idx, resolved, sizeof(int32_t) * (size_t)e);
+	rc = REMAT_OK;
+done:
+	free(mark);
+	free(resolved);
+	return rc;
+}
 
-	/* Users: counting sort by producer, consumers in file order. */
-	for (k = 0; k < (int32_t)e; k++)
+/* Users: counting sort by producer, consumers in file order. */
+static void link_users(struct remat_graph *g)
+{
+	int32_t n = g->n, v, k;
+
+	for (k = 0; k < (int32_t)g->n_edges; k++)
 		g->use_off[g->in_idx[k] + 2]++;
 	for (v = 0; v < n; v++)
 		g->use_off[v + 2] += g->use_off[v + 1];
 	for (v = 0; v < n; v++)
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
 			g->use_idx[g->use_off[g->in_idx[k] + 1]++] = v;
+}
 
-	/* Stable Kahn: among ready nodes the earliest in the file first. */
+/*
+ * Stable Kahn: among ready nodes the earliest in the file first.
+ * REMAT_ENOMEM (err not set) or REMAT_EINPUT naming a cycle.
+ */
+static int topo_order(struct remat_graph *g, struct remat_error *err)
+{
+	int32_t n = g->n, v, k, *indeg, *heap, placed = 0;
+	int64_t hlen = 0;
+	int rc = REMAT_ENOMEM;
+
 	indeg = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	heap = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	if (!indeg || !heap)
-		goto nomem;
+		goto done;
 	for (v = 0; v < n; v++) {
 		indeg[v] = g->in_off[v + 1] - g->in_off[v];
 		if (indeg[v] == 0)
-			heap_push(heap, &hlen, v);
+			ready_push(heap, &hlen, v, NULL);
 	}
 	while (hlen > 0) {
-		int32_t u = heap_pop(heap, &hlen);
+		int32_t u = ready_pop(heap, &hlen, NULL);
 
-		g->topo_pos[u] = done;
-		g->topo[done++] = u;
+		g->topo_pos[u] = placed;
+		g->topo[placed++] = u;
 		for (k = g->use_off[u]; k < g->use_off[u + 1]; k++)
 			if (--indeg[g->use_idx[k]] == 0)
-				heap_push(heap, &hlen, g->use_idx[k]);
+				ready_push(heap, &hlen, g->use_idx[k], NULL);
 	}
-	if (done < n) {
-		rc = report_cycle(g, indeg, err);
-		goto fail;
-	}
+	rc = placed < n ? report_cycle(g, indeg, err) : REMAT_OK;
+done:
+	free(indeg);
+	free(heap);
+	return rc;
+}
 
-	/* Outputs: as given (deduplicated), or every node nobody uses. */
-	if (b->outputs_given) {
-		g->outputs = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)b->n_out + 1));
-		if (!g->outputs)
-			goto nomem;
-		for (k = 0; k < b->n_out; k++) {
-			int32_t u = builder_find(b, b->out_ids[k]);
+/*
+ * Outputs: as given (deduplicated), or every node nobody uses.
+ * REMAT_ENOMEM (err not set) or REMAT_EINPUT.
+ */
+static int resolve_outputs(struct remat_graph_builder *b, struct remat_graph *g,
+			   struct remat_error *err)
+{
+	int32_t v, k;
 
-			if (u < 0) {
-				rc = REMAT_FAIL(err, REMAT_EINPUT,
-						"%s: 'outputs': unknown node '%s'", src, b->out_ids[k]);
-				goto fail;
-			}
-			if (!g->is_output[u]) {
-				g->is_output[u] = 1;
-				g->outputs[g->n_outputs++] = u;
-			}
-		}
-	} else {
-		g->outputs = remat_i_arena_alloc(A, sizeof(int32_t) * ((size_t)n + 1));
+	if (!b->outputs_given) {
+		g->outputs = remat_i_arena_alloc(b->arena,
+						 sizeof(int32_t) * ((size_t)g->n + 1));
 		if (!g->outputs)
-			goto nomem;
-		for (v = 0; v < n; v++)
+			return REMAT_ENOMEM;
+		for (v = 0; v < g->n; v++)
 			if (g->use_off[v + 1] == g->use_off[v]) {
 				g->is_output[v] = 1;
 				g->outputs[g->n_outputs++] = v;
 			}
+		return REMAT_OK;
 	}
+	g->outputs = remat_i_arena_alloc(b->arena, sizeof(int32_t) * ((size_t)b->n_out + 1));
+	if (!g->outputs)
+		return REMAT_ENOMEM;
+	for (k = 0; k < b->n_out; k++) {
+		int32_t u = builder_find(b, b->out_ids[k]);
 
-	/* Hand the id table over to the graph. */
+		if (u < 0)
+			return REMAT_FAIL(err, REMAT_EINPUT, "%s: 'outputs': unknown node '%s'",
+					  b->source, b->out_ids[k]);
+		if (!g->is_output[u]) {
+			g->is_output[u] = 1;
+			g->outputs[g->n_outputs++] = u;
+		}
+	}
+	return REMAT_OK;
+}
+
+int remat_builder_finish(struct remat_graph_builder *b,
+			 struct remat_graph **out, struct remat_error *err)
+{
+	struct remat_graph *g = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = graph_new(b, &g);
+	if (rc == REMAT_OK)
+		rc = resolve_inputs(b, g, err);
+	if (rc == REMAT_OK) {
+		link_users(g);
+		rc = topo_order(g, err);
+	}
+	if (rc == REMAT_OK)
+		rc = resolve_outputs(b, g, err);
+	if (rc == REMAT_ENOMEM)
+		rc = oom(b, err);
+	if (rc)
+		goto done;
+	/* Hand the id table and the arena over to the graph. */
 	g->store->idmap = b->map;
 	g->store->idmap_mask = b->mask;
 	b->map = NULL;
 	b->arena = NULL;
 	rc = derive_figures(g, err);
-	free(mark);
-	free(resolved);
-	free(indeg);
-	free(heap);
-	remat_builder_free(b);
-	if (rc) {
+	if (rc)
 		remat_graph_free(g);
-		return rc;
-	}
-	*out = g;
-	return REMAT_OK;
-
-nomem:
-	rc = oom(b, err);
-fail:
-	free(mark);
-	free(resolved);
-	free(indeg);
-	free(heap);
+	else
+		*out = g;
+done:
 	remat_builder_free(b);
 	return rc;
 }

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/heap.h"
 #include "plan/evict_replay.h"
 
 #define NO_USE INT32_MAX
@@ -132,10 +133,14 @@ static int ent_less(const struct tg_ent *a, const struct tg_ent *b)
 	return a->u < b->u;
 }
 
+/* Entries are compared in place, not copied (the heap's elements are lvalues). */
+#define ENT_BEFORE(ctx, a, b) ent_less(&(a), &(b))
+
+REMAT_HEAP_DEFINE(cand, struct tg_ent, const void, ENT_BEFORE, REMAT_HEAP_UNTRACKED)
+
+/* Entries are deleted lazily (by version), so the array grows as needed. */
 static int heap_push(struct tg *t, struct tg_ent e)
 {
-	int64_t i;
-
 	if (t->hn == t->hcap) {
 		int64_t cap = t->hcap ? t->hcap * 2 : 1024;
 		struct tg_ent *h = realloc(t->heap, sizeof(*h) * (size_t)cap);
@@ -145,35 +150,8 @@ static int heap_push(struct tg *t, struct tg_ent e)
 		t->heap = h;
 		t->hcap = cap;
 	}
-	i = t->hn++;
-	while (i > 0 && ent_less(&e, &t->heap[(i - 1) / 2])) {
-		t->heap[i] = t->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	t->heap[i] = e;
+	cand_push(t->heap, &t->hn, e, NULL);
 	return REMAT_OK;
-}
-
-static struct tg_ent heap_pop(struct tg *t)
-{
-	struct tg_ent top = t->heap[0], e = t->heap[--t->hn];
-	int64_t i = 0;
-
-	for (;;) {
-		int64_t c = 2 * i + 1;
-
-		if (c >= t->hn)
-			break;
-		if (c + 1 < t->hn && ent_less(&t->heap[c + 1], &t->heap[c]))
-			c++;
-		if (!ent_less(&t->heap[c], &e))
-			break;
-		t->heap[i] = t->heap[c];
-		i = c;
-	}
-	if (t->hn > 0)
-		t->heap[i] = e;
-	return top;
 }
 
 static int aside_push(struct tg *t, struct tg_ent e)
@@ -312,7 +290,7 @@ static int make_room(struct tg *t, int64_t need)
 
 			if (have && !(t->heap[0].cls == 2 && t->heap[0].score < best.score))
 				break;
-			e = heap_pop(t);
+			e = cand_pop(t->heap, &t->hn, NULL);
 			if (e.ver != t->ver[e.u])
 				continue; /* stale: a newer entry or no longer resident */
 			if (t->lock[e.u]) {
@@ -465,25 +443,7 @@ static void heap_compact(struct tg *t)
 		if (t->heap[i].ver == t->ver[t->heap[i].u] && t->res[t->heap[i].u])
 			t->heap[n++] = t->heap[i];
 	t->hn = n;
-	/* Re-heapify bottom up. */
-	for (i = n / 2 - 1; i >= 0; i--) {
-		struct tg_ent e = t->heap[i];
-		int64_t j = i;
-
-		for (;;) {
-			int64_t c = 2 * j + 1;
-
-			if (c >= n)
-				break;
-			if (c + 1 < n && ent_less(&t->heap[c + 1], &t->heap[c]))
-				c++;
-			if (!ent_less(&t->heap[c], &e))
-				break;
-			t->heap[j] = t->heap[c];
-			j = c;
-		}
-		t->heap[j] = e;
-	}
+	cand_heapify(t->heap, n, NULL);
 }
 
 int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedule *order,

@@ -52,6 +52,7 @@
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "core/heap.h"
 
 struct greedy {
 	const struct remat_graph *g;
@@ -68,7 +69,8 @@ struct greedy {
 	int32_t *order, *midx; /* items and each node's item index */
 	int32_t *head, *tail, *inext, *inode; /* recomputation lists per item */
 	int32_t n_items, n_clones;
-	int32_t *heap, heap_n;
+	int32_t *heap;
+	int64_t heap_n;
 	int32_t *aside;
 	int64_t placed;
 };
@@ -94,38 +96,18 @@ static int heap_less(const struct greedy *s, int32_t a, int32_t b)
 	return g->topo_pos[a] < g->topo_pos[b];
 }
 
+REMAT_HEAP_DEFINE(cand, int32_t, const struct greedy, heap_less, REMAT_HEAP_UNTRACKED)
+
 static void heap_push(struct greedy *s, int32_t v)
 {
-	int32_t i = s->heap_n++;
-
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-
-		if (!heap_less(s, v, s->heap[p]))
-			break;
-		s->heap[i] = s->heap[p];
-		i = p;
-	}
-	s->heap[i] = v;
+	cand_push(s->heap, &s->heap_n, v, s);
 	s->in_heap[v] = 1;
 }
 
 static int32_t heap_pop(struct greedy *s)
 {
-	int32_t top = s->heap[0], v = s->heap[--s->heap_n], i = 0;
+	int32_t top = cand_pop(s->heap, &s->heap_n, s);
 
-	while (2 * i + 1 < s->heap_n) {
-		int32_t c = 2 * i + 1;
-
-		if (c + 1 < s->heap_n && heap_less(s, s->heap[c + 1], s->heap[c]))
-			c++;
-		if (!heap_less(s, s->heap[c], v))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (s->heap_n > 0)
-		s->heap[i] = v;
 	s->in_heap[top] = 0;
 	return top;
 }

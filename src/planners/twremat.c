@@ -111,6 +111,253 @@ static void tw_tree_release(struct tw_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* ---- step 3: the separator hierarchy ---- */
+
+/* What tw_tree_build works with besides the hierarchy it fills. */
+struct tw_scratch {
+	int32_t *coff, *cidx;         /* undirected bag adjacency (CSR) */
+	int32_t *removed;             /* bags already taken as centroids */
+	int32_t *bpar, *sz, *order;   /* one component: parent, subtree size, BFS order */
+	int32_t *stk, *stk_hp;        /* components still to split, their hierarchy parent */
+	int32_t nc;                   /* hierarchy nodes so far, in creation order: */
+	int32_t *cbag, *cpar, *csize; /* centroid bag, parent, component size */
+	int32_t *pre;                 /* preorder number of each */
+};
+
+static int tw_scratch_alloc(struct tw_scratch *w, int32_t nb)
+{
+	memset(w, 0, sizeof(*w));
+	w->coff = calloc((size_t)nb + 2, sizeof(int32_t));
+	w->cidx = malloc(sizeof(int32_t) * (size_t)(2 * nb));
+	w->removed = calloc((size_t)nb, sizeof(int32_t));
+	w->bpar = malloc(sizeof(int32_t) * (size_t)nb);
+	w->sz = malloc(sizeof(int32_t) * (size_t)nb);
+	w->order = malloc(sizeof(int32_t) * (size_t)nb);
+	w->stk = malloc(sizeof(int32_t) * (size_t)(nb + 1));
+	w->stk_hp = malloc(sizeof(int32_t) * (size_t)(nb + 1));
+	w->cbag = malloc(sizeof(int32_t) * (size_t)nb);
+	w->cpar = malloc(sizeof(int32_t) * (size_t)nb);
+	w->csize = malloc(sizeof(int32_t) * (size_t)nb);
+	w->pre = malloc(sizeof(int32_t) * (size_t)nb);
+	if (!w->coff || !w->cidx || !w->removed || !w->bpar || !w->sz || !w->order ||
+	    !w->stk || !w->stk_hp || !w->cbag || !w->cpar || !w->csize || !w->pre)
+		return -1;
+	return 0;
+}
+
+static void tw_scratch_release(struct tw_scratch *w)
+{
+	free(w->coff);
+	free(w->cidx);
+	free(w->removed);
+	free(w->bpar);
+	free(w->sz);
+	free(w->order);
+	free(w->stk);
+	free(w->stk_hp);
+	free(w->cbag);
+	free(w->cpar);
+	free(w->csize);
+	free(w->pre);
+}
+
+/* The bag tree as undirected adjacency lists.  -1: out of memory. */
+static int bag_adjacency(const struct remat_treedec *td, struct tw_scratch *w)
+{
+	int32_t nb = td->n_bags, i, *cur;
+
+	for (i = 0; i < nb; i++)
+		if (td->parent[i] >= 0) {
+			w->coff[i + 1]++;
+			w->coff[td->parent[i] + 1]++;
+		}
+	for (i = 0; i < nb; i++)
+		w->coff[i + 1] += w->coff[i];
+	cur = malloc(sizeof(int32_t) * (size_t)nb);
+	if (!cur)
+		return -1;
+	memcpy(cur, w->coff, sizeof(int32_t) * (size_t)nb);
+	for (i = 0; i < nb; i++)
+		if (td->parent[i] >= 0) {
+			w->cidx[cur[i]++] = td->parent[i];
+			w->cidx[cur[td->parent[i]]++] = i;
+		}
+	free(cur);
+	return 0;
+}
+
+/*
+ * The component of bag s among the bags not yet removed, rooted at s:
+ * parents, BFS order and subtree sizes.  Returns its number of bags.
+ */
+static int32_t component_sizes(struct tw_scratch *w, int32_t s)
+{
+	int32_t head = 0, tail = 0, i, j, x;
+
+	w->order[tail++] = s;
+	w->bpar[s] = -1;
+	while (head < tail) {
+		x = w->order[head++];
+		for (j = w->coff[x]; j < w->coff[x + 1]; j++) {
+			int32_t y = w->cidx[j];
+
+			if (!w->removed[y] && y != w->bpar[x]) {
+				w->bpar[y] = x;
+				w->order[tail++] = y;
+			}
+		}
+	}
+	for (i = tail - 1; i >= 0; i--) {
+		x = w->order[i];
+		w->sz[x] = 1;
+		for (j = w->coff[x]; j < w->coff[x + 1]; j++) {
+			int32_t y = w->cidx[j];
+
+			if (!w->removed[y] && y != w->bpar[x])
+				w->sz[x] += w->sz[y];
+		}
+	}
+	return tail;
+}
+
+/* The centroid of s's component: no subtree left of more than half of it. */
+static int32_t centroid_of(const struct tw_scratch *w, int32_t s, int32_t total)
+{
+	int32_t c = s, j;
+
+	for (;;) {
+		int32_t next = -1;
+
+		for (j = w->coff[c]; j < w->coff[c + 1]; j++) {
+			int32_t y = w->cidx[j];
+
+			if (!w->removed[y] && y != w->bpar[c] && w->sz[y] * 2 > total) {
+				next = y;
+				break;
+			}
+		}
+		if (next < 0)
+			return c;
+		c = next;
+	}
+}
+
+/* Centroids, component by component (explicit stack: trees are deep). */
+static void centroids(const struct remat_treedec *td, struct tw_scratch *w)
+{
+	int32_t top = 0, j;
+
+	w->stk[top] = td->root;
+	w->stk_hp[top++] = -1;
+	while (top > 0) {
+		int32_t s = w->stk[--top], hp = w->stk_hp[top];
+		int32_t total = component_sizes(w, s), c = centroid_of(w, s, total);
+
+		w->cbag[w->nc] = c;
+		w->cpar[w->nc] = hp;
+		w->csize[w->nc] = total;
+		w->removed[c] = 1;
+		/* Push in reverse so components are numbered in adjacency order. */
+		for (j = w->coff[c + 1] - 1; j >= w->coff[c]; j--)
+			if (!w->removed[w->cidx[j]]) {
+				w->stk[top] = w->cidx[j];
+				w->stk_hp[top++] = w->nc;
+			}
+		w->nc++;
+	}
+}
+
+/*
+ * Preorder numbers: children of each hierarchy node in creation order.
+ * -1: out of memory.
+ */
+static int preorder(struct tw_scratch *w)
+{
+	int32_t nc = w->nc, i, j, x, top = 0, next = 0;
+	int32_t *hoff, *hidx, *cur;
+	int rc = -1;
+
+	hoff = calloc((size_t)nc + 2, sizeof(int32_t));
+	hidx = malloc(sizeof(int32_t) * (size_t)nc);
+	cur = malloc(sizeof(int32_t) * (size_t)nc);
+	if (!hoff || !hidx || !cur)
+		goto done;
+	for (i = 1; i < nc; i++)
+		hoff[w->cpar[i] + 1]++;
+	for (i = 0; i < nc; i++)
+		hoff[i + 1] += hoff[i];
+	memcpy(cur, hoff, sizeof(int32_t) * (size_t)nc);
+	for (i = 1; i < nc; i++)
+		hidx[cur[w->cpar[i]]++] = i;
+	w->stk[top++] = 0;
+	while (top > 0) {
+		x = w->stk[--top];
+		w->pre[x] = next++;
+		for (j = hoff[x + 1] - 1; j >= hoff[x]; j--)
+			w->stk[top++] = hidx[j];
+	}
+	rc = 0;
+done:
+	free(hoff);
+	free(hidx);
+	free(cur);
+	return rc;
+}
+
+/*
+ * The hierarchy in preorder (parents, sizes) and the homes: the first
+ * hierarchy node in preorder whose bag holds v.  Counts each node's
+ * separator nodes in t->sep_off.
+ */
+static void homes(const struct remat_treedec *td, struct tw_scratch *w,
+		  struct tw_tree *t)
+{
+	int32_t nc = w->nc, i, j, *by_pre = w->order; /* reused: bag of each number */
+
+	for (i = 0; i < nc; i++) {
+		t->par[w->pre[i]] = w->cpar[i] < 0 ? -1 : w->pre[w->cpar[i]];
+		t->size[w->pre[i]] = w->csize[i];
+	}
+	for (i = 0; i < nc; i++)
+		by_pre[w->pre[i]] = w->cbag[i];
+	for (i = 0; i < nc; i++) {
+		int32_t b = by_pre[i];
+
+		for (j = td->bag_off[b]; j < td->bag_off[b + 1]; j++) {
+			int32_t v = td->bag_idx[j];
+
+			if (t->home[v] < 0) {
+				t->home[v] = i;
+				t->sep_off[i + 1]++;
+			}
+		}
+	}
+}
+
+/* Each hierarchy node's separator nodes, in topological order.  -1: out of memory. */
+static int separator_lists(const struct remat_graph *g, int32_t nc, struct tw_tree *t)
+{
+	int32_t i, *cur;
+
+	for (i = 0; i < nc; i++)
+		t->sep_off[i + 1] += t->sep_off[i];
+	t->sep_idx = malloc(sizeof(int32_t) * ((size_t)t->sep_off[nc] + 1));
+	cur = malloc(sizeof(int32_t) * ((size_t)nc + 1));
+	if (!t->sep_idx || !cur) {
+		free(cur);
+		return -1;
+	}
+	memcpy(cur, t->sep_off, sizeof(int32_t) * (size_t)nc);
+	for (i = 0; i < g->n; i++) {
+		int32_t v = g->topo[i];
+
+		if (t->home[v] >= 0)
+			t->sep_idx[cur[t->home[v]]++] = v;
+	}
+	free(cur);
+	return 0;
+}
+
 /*
  * Step 3: centroid decomposition of the bag tree, then preorder numbers,
  * homes and separator lists.  O(n_bags log n_bags + total bag size).
@@ -118,15 +365,12 @@ static void tw_tree_release(struct tw_tree *t)
 static int tw_tree_build(const struct remat_graph *g, const struct remat_treedec *td,
 			 struct tw_tree *t, struct remat_error *err)
 {
-	int32_t nb = td->n_bags, i, j, x;
-	int32_t *coff = NULL, *cidx = NULL, *removed = NULL, *bpar = NULL;
-	int32_t *sz = NULL, *order = NULL, *stk = NULL, *stk_hp = NULL;
-	int32_t *cbag = NULL, *cpar = NULL, *csize = NULL, *pre = NULL;
-	int32_t *hoff = NULL, *hidx = NULL;
-	int32_t nc = 0, top = 0;
+	int32_t nb = td->n_bags, i;
+	struct tw_scratch w;
 	int rc = REMAT_ENOMEM;
 
 	memset(t, 0, sizeof(*t));
+	memset(&w, 0, sizeof(w));
 	t->n = nb;
 	t->home = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t->sep_off = calloc((size_t)nb + 2, sizeof(int32_t));
@@ -141,186 +385,17 @@ static int tw_tree_build(const struct remat_graph *g, const struct remat_treedec
 		rc = t->sep_idx ? REMAT_OK : REMAT_ENOMEM;
 		goto done;
 	}
-	/* Undirected bag adjacency (CSR). */
-	coff = calloc((size_t)nb + 2, sizeof(int32_t));
-	cidx = malloc(sizeof(int32_t) * (size_t)(2 * nb));
-	removed = calloc((size_t)nb, sizeof(int32_t));
-	bpar = malloc(sizeof(int32_t) * (size_t)nb);
-	sz = malloc(sizeof(int32_t) * (size_t)nb);
-	order = malloc(sizeof(int32_t) * (size_t)nb);
-	stk = malloc(sizeof(int32_t) * (size_t)(nb + 1));
-	stk_hp = malloc(sizeof(int32_t) * (size_t)(nb + 1));
-	cbag = malloc(sizeof(int32_t) * (size_t)nb);
-	cpar = malloc(sizeof(int32_t) * (size_t)nb);
-	csize = malloc(sizeof(int32_t) * (size_t)nb);
-	pre = malloc(sizeof(int32_t) * (size_t)nb);
-	if (!coff || !cidx || !removed || !bpar || !sz || !order || !stk || !stk_hp ||
-	    !cbag || !cpar || !csize || !pre)
+	if (tw_scratch_alloc(&w, nb) || bag_adjacency(td, &w))
 		goto done;
-	for (i = 0; i < nb; i++)
-		if (td->parent[i] >= 0) {
-			coff[i + 1]++;
-			coff[td->parent[i] + 1]++;
-		}
-	for (i = 0; i < nb; i++)
-		coff[i + 1] += coff[i];
-	{
-		int32_t *cur = malloc(sizeof(int32_t) * (size_t)nb);
-
-		if (!cur)
-			goto done;
-		memcpy(cur, coff, sizeof(int32_t) * (size_t)nb);
-		for (i = 0; i < nb; i++)
-			if (td->parent[i] >= 0) {
-				cidx[cur[i]++] = td->parent[i];
-				cidx[cur[td->parent[i]]++] = i;
-			}
-		free(cur);
-	}
-	/* Centroids, component by component (explicit stack: trees are deep). */
-	stk[top] = td->root;
-	stk_hp[top++] = -1;
-	while (top > 0) {
-		int32_t s = stk[--top], hp = stk_hp[top], head = 0, tail = 0, total, c;
-
-		order[tail++] = s;
-		bpar[s] = -1;
-		while (head < tail) {
-			x = order[head++];
-			for (j = coff[x]; j < coff[x + 1]; j++) {
-				int32_t y = cidx[j];
-
-				if (!removed[y] && y != bpar[x]) {
-					bpar[y] = x;
-					order[tail++] = y;
-				}
-			}
-		}
-		for (i = tail - 1; i >= 0; i--) {
-			x = order[i];
-			sz[x] = 1;
-			for (j = coff[x]; j < coff[x + 1]; j++) {
-				int32_t y = cidx[j];
-
-				if (!removed[y] && y != bpar[x])
-					sz[x] += sz[y];
-			}
-		}
-		total = tail;
-		c = s;
-		for (;;) {
-			int32_t next = -1;
-
-			for (j = coff[c]; j < coff[c + 1]; j++) {
-				int32_t y = cidx[j];
-
-				if (!removed[y] && y != bpar[c] && sz[y] * 2 > total) {
-					next = y;
-					break;
-				}
-			}
-			if (next < 0)
-				break;
-			c = next;
-		}
-		cbag[nc] = c;
-		cpar[nc] = hp;
-		csize[nc] = total;
-		removed[c] = 1;
-		/* Push in reverse so components are numbered in adjacency order. */
-		for (j = coff[c + 1] - 1; j >= coff[c]; j--)
-			if (!removed[cidx[j]]) {
-				stk[top] = cidx[j];
-				stk_hp[top++] = nc;
-			}
-		nc++;
-	}
-	/* Preorder numbering: children of each created node, in creation order. */
-	hoff = calloc((size_t)nc + 2, sizeof(int32_t));
-	hidx = malloc(sizeof(int32_t) * (size_t)nc);
-	if (!hoff || !hidx)
+	centroids(td, &w);
+	if (preorder(&w))
 		goto done;
-	for (i = 1; i < nc; i++)
-		hoff[cpar[i] + 1]++;
-	for (i = 0; i < nc; i++)
-		hoff[i + 1] += hoff[i];
-	{
-		int32_t *cur = malloc(sizeof(int32_t) * (size_t)nc);
-		int32_t next = 0;
-
-		if (!cur)
-			goto done;
-		memcpy(cur, hoff, sizeof(int32_t) * (size_t)nc);
-		for (i = 1; i < nc; i++)
-			hidx[cur[cpar[i]]++] = i;
-		free(cur);
-		top = 0;
-		stk[top++] = 0;
-		while (top > 0) {
-			x = stk[--top];
-			pre[x] = next++;
-			for (j = hoff[x + 1] - 1; j >= hoff[x]; j--)
-				stk[top++] = hidx[j];
-		}
-	}
-	for (i = 0; i < nc; i++) {
-		t->par[pre[i]] = cpar[i] < 0 ? -1 : pre[cpar[i]];
-		t->size[pre[i]] = csize[i];
-	}
-	/* Homes: the first hierarchy node in preorder whose bag holds v. */
-	{
-		int32_t *by_pre = order; /* reuse: bag of each preorder number */
-
-		for (i = 0; i < nc; i++)
-			by_pre[pre[i]] = cbag[i];
-		for (i = 0; i < nc; i++) {
-			int32_t b = by_pre[i];
-
-			for (j = td->bag_off[b]; j < td->bag_off[b + 1]; j++) {
-				int32_t v = td->bag_idx[j];
-
-				if (t->home[v] < 0) {
-					t->home[v] = i;
-					t->sep_off[i + 1]++;
-				}
-			}
-		}
-	}
-	for (i = 0; i < nc; i++)
-		t->sep_off[i + 1] += t->sep_off[i];
-	t->sep_idx = malloc(sizeof(int32_t) * ((size_t)t->sep_off[nc] + 1));
-	if (!t->sep_idx)
+	homes(td, &w, t);
+	if (separator_lists(g, w.nc, t))
 		goto done;
-	{
-		int32_t *cur = malloc(sizeof(int32_t) * ((size_t)nc + 1));
-
-		if (!cur)
-			goto done;
-		memcpy(cur, t->sep_off, sizeof(int32_t) * (size_t)nc);
-		for (i = 0; i < g->n; i++) {
-			int32_t v = g->topo[i];
-
-			if (t->home[v] >= 0)
-				t->sep_idx[cur[t->home[v]]++] = v;
-		}
-		free(cur);
-	}
 	rc = REMAT_OK;
 done:
-	free(coff);
-	free(cidx);
-	free(removed);
-	free(bpar);
-	free(sz);
-	free(order);
-	free(stk);
-	free(stk_hp);
-	free(cbag);
-	free(cpar);
-	free(csize);
-	free(pre);
-	free(hoff);
-	free(hidx);
+	tw_scratch_release(&w);
 	if (rc) {
 		tw_tree_release(t);
 		return REMAT_FAIL(err, rc, "out of memory in the separator hierarchy");
