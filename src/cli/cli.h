@@ -79,6 +79,7 @@ int cmd_planners(struct cli_args *a);
 int cmd_gen(struct cli_args *a);
 int cmd_convert(struct cli_args *a);
 int cmd_bench(struct cli_args *a);
+int cmd_order(struct cli_args *a);
 
 extern const struct cli_opt cmd_plan_opts[];
 extern const struct cli_opt cmd_simulate_opts[];
@@ -87,5 +88,6 @@ extern const struct cli_opt cmd_planners_opts[];
 extern const struct cli_opt cmd_gen_opts[];
 extern const struct cli_opt cmd_convert_opts[];
 extern const struct cli_opt cmd_bench_opts[];
+extern const struct cli_opt cmd_order_opts[];
 
 #endif
