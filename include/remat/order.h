@@ -25,6 +25,10 @@
  *             level just under the peak); deterministic for opts->seed,
  *             bounded by opts->max_moves and opts->deadline
  *   best      the lowest peak of all of the above (file wins ties)
+ *   budget    for a budget below best's peak (opts->budget): the local
+ *             search from best minimising first the memory above the
+ *             budget, summed over the steps (what a planner must shave
+ *             off by recomputing), then the peak; else best
  *
  * A graph reordered by remat_graph_reorder() lists the same nodes (same
  * ids, sizes, costs, edges, outputs) in the order, so the loader's order
@@ -51,7 +55,8 @@ enum remat_order_method {
 	REMAT_ORDER_GREEDY,
 	REMAT_ORDER_SCHEDULE,
 	REMAT_ORDER_LOCAL,
-	REMAT_ORDER_BEST
+	REMAT_ORDER_BEST,
+	REMAT_ORDER_BUDGET
 };
 
 /* "file", "greedy", ...; NULL for an unknown value. */
@@ -65,6 +70,8 @@ struct remat_order_opts {
 	int64_t max_moves;   /* local search moves; 0: the default (see order.c) */
 	int64_t budget;      /* schedule: plan at this budget (bytes); < 0: at
 				a few fractions of the no-remat peak */
+	int64_t target;      /* local: > 0 minimises the memory above target
+				(summed over the steps) before the peak */
 };
 
 /* Defaults: no deadline, seed 1, default moves, no budget. */

@@ -51,7 +51,8 @@
 #define LU_KEEP (-1)
 #define LU_GONE (-2)
 
-static const char *const method_names[] = { "file", "greedy", "schedule", "local", "best" };
+static const char *const method_names[] = { "file", "greedy", "schedule", "local", "best",
+					    "budget" };
 
 const char *remat_order_method_name(enum remat_order_method m)
 {
@@ -118,6 +119,7 @@ struct ord {
 	int32_t *touched;   /* [n] */
 	int64_t level;      /* excess is memory above this */
 	int64_t excess;
+	int64_t target;     /* > 0: the level is fixed here, and excess comes first */
 };
 
 static void ord_release(struct ord *o)
@@ -465,7 +467,7 @@ static void rebase(struct ord *o, int64_t peak)
 {
 	int32_t k;
 
-	o->level = peak - (peak / 64 > 1 ? peak / 64 : 1);
+	o->level = o->target > 0 ? o->target : peak - (peak / 64 > 1 ? peak / 64 : 1);
 	o->excess = 0;
 	for (k = 0; k < o->L; k++)
 		o->excess += excess_of(o->prof[k], o->level);
@@ -655,7 +657,7 @@ static int local_search(struct ord *o, const struct remat_order_opts *opts,
 {
 	uint64_t rng = opts->seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
 	int64_t moves = opts->max_moves > 0 ? opts->max_moves : default_moves(o->L), t;
-	int64_t peak, best_peak, stall, since = 0;
+	int64_t peak, best_peak, stall, since = 0, best_ex;
 	int32_t *best = NULL, kick, r;
 
 	if (o->L < 2)
@@ -665,8 +667,10 @@ static int local_search(struct ord *o, const struct remat_order_opts *opts,
 	if (!best)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for an order");
 	memcpy(best, o->seq, sizeof(int32_t) * (size_t)o->L);
+	o->target = opts->target;
 	peak = best_peak = tree_max(o, 0, o->L - 1);
 	rebase(o, peak);
+	best_ex = o->excess;
 	/* Tuned on the random layered graphs (bench/RESULTS.md, Orders). */
 	stall = 1000 + (int64_t)o->L;
 	kick = 10 + o->L / 5 < 300 ? 10 + o->L / 5 : 300;
@@ -706,6 +710,21 @@ static int local_search(struct ord *o, const struct remat_order_opts *opts,
 			if (right > np)
 				np = right;
 		}
+		if (o->target > 0) {
+			/* (excess over the target, peak) */
+			if (ex > o->excess || (ex == o->excess && np > peak))
+				continue;
+			if (ex < o->excess || np < peak)
+				since = 0;
+			move(o, v, j, 1, &rp, &ex);
+			peak = np;
+			if (ex < best_ex || (ex == best_ex && peak < best_peak)) {
+				best_ex = ex;
+				best_peak = peak;
+				memcpy(best, o->seq, sizeof(int32_t) * (size_t)o->L);
+			}
+			continue;
+		}
 		if (np > peak || (np == peak && ex > o->excess))
 			continue;
 		if (np < peak || ex < o->excess)
@@ -733,14 +752,21 @@ int remat_i_order_local_from(const struct remat_graph *g, const struct remat_ord
 	struct ord o;
 	int rc;
 
+	int64_t ex0 = 0, ex1 = 0;
+	int32_t k;
+
 	REMAT_TRY(ord_alloc(&o, g, err));
 	ord_set(&o, order);
 	ord_eval(&o);
+	for (k = 0; k < o.L; k++)
+		ex0 += opts->target > 0 ? excess_of(o.prof[k], opts->target) : 0;
 	rc = local_search(&o, opts, err);
 	if (rc == REMAT_OK) {
 		/* Re-derive everything from scratch: the figures are exact. */
 		ord_eval(&o);
-		if (ord_peak(&o) < *peak) {
+		for (k = 0; k < o.L; k++)
+			ex1 += opts->target > 0 ? excess_of(o.prof[k], opts->target) : 0;
+		if (ex1 < ex0 || (ex1 == ex0 && ord_peak(&o) < *peak)) {
 			*peak = ord_peak(&o);
 			ord_write(&o, order);
 		}

@@ -10,7 +10,7 @@
 #include "core/util.h"
 
 const struct cli_opt cmd_order_opts[] = {
-	{ "method", 'm', "M", "file, greedy, schedule, local or best (default best)", 0 },
+	{ "method", 'm', "M", "file, greedy, schedule, local, best or budget (default best)", 0 },
 	{ "output", 'o', "FILE", "write the graph with its nodes in the new order (atomically; "
 	  "- for stdout)", 0 },
 	{ "budget", 'b', "B", "schedule, best: take the planners' schedules at this budget "
@@ -18,6 +18,8 @@ const struct cli_opt cmd_order_opts[] = {
 	{ "time-limit", 't', "SECONDS", "stop searching after SECONDS (default: none)", 0 },
 	{ "seed", 0, "N", "seed of the local search (default 1)", 0 },
 	{ "moves", 0, "N", "moves of the local search (default 1000 per node, at most 5e6)", 0 },
+	{ "target", 0, "B", "local, best: first minimise the memory above B, summed over the "
+	  "steps, then the peak", 0 },
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
 	{ NULL, 0, NULL, NULL, 0 }
 };
@@ -49,7 +51,7 @@ int cmd_order(struct cli_args *a)
 	remat_order_opts_init(&o);
 	if (mtext && (method = remat_order_method_parse(mtext)) < 0)
 		return cli_usage_error(a, "unknown order method '%s' (file, greedy, schedule, "
-				       "local, best)", mtext);
+				       "local, best, budget)", mtext);
 	if (tl && (limit = cli_parse_seconds(tl)) < 0)
 		return cli_usage_error(a, "'--time-limit' needs a number of seconds, not '%s'", tl);
 	if (cli_get(a, "seed")) {
@@ -67,6 +69,8 @@ int cmd_order(struct cli_args *a)
 	rc = remat_graph_load_file(a->pos[0], &g, &err);
 	if (rc == REMAT_OK && btext)
 		rc = remat_budget_bytes(btext, g->no_remat_peak, &o.budget, &err);
+	if (rc == REMAT_OK && cli_get(a, "target"))
+		rc = remat_budget_bytes(cli_get(a, "target"), g->no_remat_peak, &o.target, &err);
 	if (rc == REMAT_OK && !(order = malloc(sizeof(int32_t) * ((size_t)g->n + 1))))
 		rc = REMAT_FAIL(&err, REMAT_ENOMEM, "out of memory");
 	t0 = remat_now();

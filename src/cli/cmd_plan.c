@@ -16,6 +16,8 @@ const struct cli_opt cmd_plan_opts[] = {
 	{ "output", 'o', "FILE", "write the schedule to FILE (atomically)", 0 },
 	{ "time-limit", 't', "SECONDS", "stop searching after SECONDS (default: none)", 0 },
 	{ "seed", 0, "N", "seed for randomized planners (default 1)", 0 },
+	{ "order", 0, "METHOD", "plan in a node order with a low no-remat peak: file (as "
+	  "listed), greedy, schedule, local or best (default best; see 'remat order')", 0 },
 	{ "json", 0, NULL, "print one JSON object on stdout", 0 },
 	{ "quiet", 'q', NULL, "no progress display", 0 },
 	{ "timeline", 0, "FILE", "draw memory at every step to FILE (SVG, written atomically)", 0 },
@@ -91,6 +93,9 @@ int cmd_plan(struct cli_args *a)
 					       a->popts[i].key, p->name);
 	if (tl && (limit = cli_parse_seconds(tl)) < 0)
 		return cli_usage_error(a, "'--time-limit' needs a number of seconds, not '%s'", tl);
+	if (cli_get(a, "order") && remat_order_method_parse(cli_get(a, "order")) < 0)
+		return cli_usage_error(a, "unknown order '%s' (file, greedy, schedule, local, best, budget)",
+				       cli_get(a, "order"));
 	if (seed_text) {
 		char *end;
 
@@ -118,6 +123,8 @@ int cmd_plan(struct cli_args *a)
 	req.options = a->popts;
 	req.n_options = a->n_popts;
 	req.report = &report;
+	req.order = cli_get(a, "order") ? remat_order_method_parse(cli_get(a, "order"))
+		: REMAT_ORDER_BEST;
 	t0 = remat_now();
 	pc.start = t0;
 	if (limit > 0)
@@ -165,6 +172,14 @@ int cmd_plan(struct cli_args *a)
 		       report.chosen[0] ? " (chose " : "", report.chosen,
 		       report.chosen[0] ? ")" : "", (long long)s.n, elapsed);
 		cli_print_result_text(stdout, g, &res, req.budget);
+		if (report.order[0] && strcmp(report.order, "file") != 0) {
+			char ob[32];
+
+			remat_format_bytes(report.order_peak, ob, sizeof(ob));
+			printf("  order       %-14s no-remat peak %s in it\n", report.order, ob);
+		}
+		if (report.note[0])
+			printf("  note        %s\n", report.note);
 		if (out)
 			printf("  written to  %s\n", out);
 	}

@@ -48,6 +48,15 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 		fputs(", \"gap\": ", f);
 		remat_i_json_write_num(f, report->gap);
 	}
+	if (report && report->order[0]) {
+		fputs(", \"order\": ", f);
+		remat_i_json_write_str(f, report->order);
+		fprintf(f, ", \"order_peak\": %lld", (long long)report->order_peak);
+	}
+	if (report && report->note[0]) {
+		fputs(", \"note\": ", f);
+		remat_i_json_write_str(f, report->note);
+	}
 	if (report && report->optimal >= 0)
 		fprintf(f, ", \"optimal\": %s", report->optimal ? "true" : "false");
 	if (res && res->error[0]) {

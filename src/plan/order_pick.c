@@ -3,7 +3,8 @@
  * need no planner come from src/analysis/order.c; 'schedule' runs the
  * fast planners (the portfolio) and takes the first computations of each
  * schedule they return; 'best' keeps the lowest peak of file, greedy and
- * schedule, then runs the local search from it.
+ * schedule, then runs the local search from it; 'budget' goes on from
+ * best's order to the least memory above the budget.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -120,6 +121,7 @@ int remat_order_compute(const struct remat_graph *g, enum remat_order_method m,
 		REMAT_TRY(remat_i_order_basic(g, REMAT_ORDER_FILE, o, order, peak, err));
 		return order_schedule(g, o, order, peak, err);
 	case REMAT_ORDER_BEST:
+	case REMAT_ORDER_BUDGET:
 		break;
 	default:
 		return REMAT_FAIL(err, REMAT_EUSAGE, "unknown order method %d", (int)m);
@@ -150,6 +152,12 @@ int remat_order_compute(const struct remat_graph *g, enum remat_order_method m,
 	}
 	if (rc == REMAT_OK)
 		rc = remat_i_order_local_from(g, o, order, peak, err);
+	if (rc == REMAT_OK && m == REMAT_ORDER_BUDGET && o->budget > 0 && *peak > o->budget) {
+		struct remat_order_opts to = *o;
+
+		to.target = o->budget;
+		rc = remat_i_order_local_from(g, &to, order, peak, err);
+	}
 	free(cand);
 	return rc;
 }

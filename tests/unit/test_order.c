@@ -9,52 +9,8 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "randdag.h"
 #include "remat/order.h"
-
-/*
- * A random DAG that is not a chain: n op nodes in a few layers, each
- * reading 1 to 3 nodes of earlier layers (or the input x), sizes 1..9,
- * some workspace; the last layer's nodes are the outputs.  JSON, malloc'd.
- */
-static char *random_dag(uint64_t *st, int n)
-{
-	size_t cap = (size_t)n * 200 + 512, used = 0;
-	char *buf = malloc(cap);
-	int i, k, layer[64], width = 1 + (int)(tu_rand(st) % 3);
-
-	used += (size_t)snprintf(buf + used, cap - used,
-				 "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
-				 "{\"id\":\"x\",\"kind\":\"input\",\"mem\":%d}",
-				 (int)(1 + tu_rand(st) % 4));
-	for (i = 0; i < n; i++) {
-		int nin = 1 + (int)(tu_rand(st) % 3), first = 1;
-
-		layer[i] = i < width ? 0 : layer[i - 1] + (tu_rand(st) % 3 == 0);
-		used += (size_t)snprintf(buf + used, cap - used,
-					 ",{\"id\":\"n%d\",\"mem\":%d,\"workspace\":%d,\"cost\":%d,"
-					 "\"inputs\":[", i, (int)(1 + tu_rand(st) % 9),
-					 (int)(tu_rand(st) % 4 == 0 ? tu_rand(st) % 3 : 0),
-					 (int)(1 + tu_rand(st) % 5));
-		for (k = 0; k < nin; k++) {
-			int j = (int)(tu_rand(st) % (unsigned)(i + 1)) - 1;
-
-			if (j >= 0 && layer[j] >= layer[i])
-				j = -1;
-			if (j < 0 && !first)
-				continue;
-			if (j < 0)
-				used += (size_t)snprintf(buf + used, cap - used, "%s\"x\"",
-							 first ? "" : ",");
-			else
-				used += (size_t)snprintf(buf + used, cap - used, "%s\"n%d\"",
-							 first ? "" : ",", j);
-			first = 0;
-		}
-		used += (size_t)snprintf(buf + used, cap - used, "]}");
-	}
-	used += (size_t)snprintf(buf + used, cap - used, "]}");
-	return buf;
-}
 
 /* The lowest no-remat peak over all topological orders (n <= 16 non-inputs). */
 static int64_t exhaustive_min_peak(const struct remat_graph *g)
