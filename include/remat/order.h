@@ -69,7 +69,8 @@ struct remat_order_opts {
 	uint64_t seed;       /* local search */
 	int64_t max_moves;   /* local search moves; 0: the default (see order.c) */
 	int64_t budget;      /* schedule: plan at this budget (bytes); < 0: at
-				a few fractions of the no-remat peak */
+				a few fractions of the no-remat peak; local:
+				stop once the peak fits it */
 	int64_t target;      /* local: > 0 minimises the memory above target
 				(summed over the steps) before the peak */
 };

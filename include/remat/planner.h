@@ -70,6 +70,9 @@ struct remat_plan_report {
 	double gap;            /* relative optimality gap, NaN if unknown */
 	int optimal;           /* 1 proven optimal, 0 not, -1 unknown */
 	char note[256];        /* one line for people, or "" */
+	double first_s;        /* auto, lns: seconds to the first schedule within
+				  budget, NaN if unknown */
+	double final_s;        /* ... and to the schedule returned */
 	char order[16];        /* the order planned in ("file", "best", ...) */
 	int64_t order_peak;    /* its no-remat peak (bytes), -1 when not reordered */
 };

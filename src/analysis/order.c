@@ -680,6 +680,9 @@ static int local_search(struct ord *o, const struct remat_order_opts *opts,
 
 		if ((t & 1023) == 1023 && opts->deadline > 0 && remat_now() >= opts->deadline)
 			break;
+		/* An order that fits the budget needs nothing more from the search. */
+		if (opts->budget > 0 && (o->target > 0 ? best_ex == 0 : best_peak <= opts->budget))
+			break;
 		if (since >= stall) {
 			/* Back to the best, then a kick. */
 			memcpy(o->seq, best, sizeof(int32_t) * (size_t)o->L);

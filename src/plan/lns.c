@@ -949,6 +949,7 @@ static int one_window(struct lns *L, int32_t a, int32_t b, int mode, int32_t v, 
 			L->cost = r.cost;
 			L->peak = r.peak_mem;
 			L->st->improved++;
+			L->st->last_s = remat_now() - L->t0;
 			*better = 1;
 		}
 	}

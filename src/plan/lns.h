@@ -35,6 +35,7 @@ struct remat_i_lns_stats {
 	int proven;              /* a window spanning every stage was solved to
 				    optimality: out is optimal in its order */
 	double start_cost, cost; /* before and after */
+	double last_s;           /* seconds from the start of LNS to its last improvement */
 };
 
 /*

@@ -21,7 +21,7 @@ void remat_i_portfolio_init(struct remat_i_portfolio *pf, const char *caller)
 	pf->caller = caller;
 	pf->incumbent = NAN;
 	pf->first_failure = REMAT_OK;
-	pf->order_share = 0.05;
+	pf->order_share = 0.08;
 }
 
 /* Time for finding one order: a share of what is left. */
@@ -58,6 +58,8 @@ static int build_orders(const struct remat_plan_request *req, struct remat_i_por
 	o.seed = req->seed;
 	o.budget = req->budget;
 	o.deadline = order_deadline(pf, deadline);
+	if (o.deadline > 0)
+		o.max_moves = INT64_MAX; /* the local search runs until its share of the time */
 	order = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	if (!order)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");

@@ -34,6 +34,8 @@ void remat_plan_report_init(struct remat_plan_report *r)
 	r->gap = NAN;
 	r->optimal = -1;
 	r->order_peak = -1;
+	r->first_s = NAN;
+	r->final_s = NAN;
 }
 
 const char *remat_opt_get(const struct remat_plan_request *req, const char *name)

@@ -116,7 +116,18 @@ struct auto_keep {
 	double floor_cost;     /* nothing costs less: stop there */
 	char winner[64];
 	struct remat_i_portfolio *pf;
+	double t0, first_s, final_s;  /* when the first and the last kept schedule came */
 };
+
+/* Note when a schedule was kept. */
+static void kept_now(struct auto_keep *k)
+{
+	double t = remat_now() - k->t0;
+
+	if (isnan(k->first_s))
+		k->first_s = t;
+	k->final_s = t;
+}
 
 /* Steps 2 and 3: keep the cheapest; stop at the floor. */
 static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_schedule *s,
@@ -128,8 +139,10 @@ static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_
 	(void)r;
 	REMAT_TRY(remat_i_best_offer(&k->best, p->name, k->req->graph, k->req->budget, s,
 				     NULL, &kept, err));
-	if (kept)
+	if (kept) {
 		snprintf(k->winner, sizeof(k->winner), "%s", p->name);
+		kept_now(k);
+	}
 	k->pf->incumbent = k->best.res.cost;
 	if (k->best.res.cost <= k->floor_cost * (1 + 1e-12))
 		*stop = 1;
@@ -143,6 +156,7 @@ static int polish_lns(const struct remat_plan_request *req, double deadline,
 {
 	struct remat_plan_request sub = *req;
 	struct remat_i_lns_opts o;
+	double t1 = remat_now() - k->t0;
 	int kept;
 
 	sub.deadline = deadline;
@@ -155,6 +169,8 @@ static int polish_lns(const struct remat_plan_request *req, double deadline,
 	if (kept) {
 		char w[64];
 
+		kept_now(k);
+		k->final_s = t1 + st->last_s;
 		snprintf(w, sizeof(w), "%s", k->winner);
 		snprintf(k->winner, sizeof(k->winner), "%.59s+lns", w);
 	}
@@ -191,6 +207,8 @@ static int auto_plan(const struct remat_plan_request *req,
 	k.req = req;
 	k.floor_cost = remat_i_least_cost(req->graph);
 	k.pf = &pf;
+	k.t0 = t0;
+	k.first_s = k.final_s = NAN;
 	remat_i_best_init(&k.best);
 	remat_schedule_init(&cand);
 	remat_i_portfolio_init(&pf, "auto");
@@ -239,8 +257,10 @@ static int auto_plan(const struct remat_plan_request *req,
 			first_failure = prc;
 			failure = e;
 		}
-		if (kept)
+		if (kept) {
 			snprintf(k.winner, sizeof(k.winner), "checkmate");
+			kept_now(&k);
+		}
 		/*
 		 * The MILP's bound holds for schedules in its model (the order
 		 * of the schedule it started from); report it unless a schedule
@@ -248,6 +268,9 @@ static int auto_plan(const struct remat_plan_request *req,
 		 */
 		if (k.best.have)
 			set_bound(req, k.best.res.cost, sub_report.lower_bound);
+		/* Otherwise the bound every schedule obeys: each needed node once. */
+		if (k.best.have && req->report && isnan(req->report->lower_bound))
+			set_bound(req, k.best.res.cost, k.floor_cost);
 	} else if (k.best.have) {
 		set_bound(req, k.best.res.cost, k.floor_cost);
 	}
@@ -269,8 +292,11 @@ static int auto_plan(const struct remat_plan_request *req,
 		goto done;
 	}
 	rc = remat_i_best_take(&k.best, out, err);
-	if (rc == REMAT_OK && req->report)
+	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->chosen, sizeof(req->report->chosen), "%s", k.winner);
+		req->report->first_s = k.first_s;
+		req->report->final_s = k.final_s;
+	}
 done:
 	remat_schedule_release(&cand);
 	remat_i_best_release(&k.best);
