@@ -123,8 +123,13 @@ int cmd_plan(struct cli_args *a)
 	req.options = a->popts;
 	req.n_options = a->n_popts;
 	req.report = &report;
+	/*
+	 * Default: best for planners that also plan in the file's order and
+	 * keep the cheaper (auto, lns): never worse.  A single planner in
+	 * the best order can be (bench/RESULTS.md): the file's for those.
+	 */
 	req.order = cli_get(a, "order") ? remat_order_method_parse(cli_get(a, "order"))
-		: REMAT_ORDER_BEST;
+		: (p->flags & REMAT_PLANNER_ORDERS) ? REMAT_ORDER_BEST : REMAT_ORDER_FILE;
 	t0 = remat_now();
 	pc.start = t0;
 	if (limit > 0)

@@ -21,7 +21,7 @@ void remat_i_portfolio_init(struct remat_i_portfolio *pf, const char *caller)
 	pf->caller = caller;
 	pf->incumbent = NAN;
 	pf->first_failure = REMAT_OK;
-	pf->order_share = 0.08;
+	pf->order_share = 0.25;
 }
 
 /* Time for finding one order: a share of what is left. */
@@ -58,8 +58,21 @@ static int build_orders(const struct remat_plan_request *req, struct remat_i_por
 	o.seed = req->seed;
 	o.budget = req->budget;
 	o.deadline = order_deadline(pf, deadline);
-	if (o.deadline > 0)
-		o.max_moves = INT64_MAX; /* the local search runs until its share of the time */
+	if (req->time_limit > 0) {
+		/*
+		 * More moves with more time, by the limit asked for and not by
+		 * the clock, so that a run that ends early is the same twice
+		 * (the deadline is only a safety net).  1,000 moves per node
+		 * for every 10 s, from a tenth of that to ten times.
+		 */
+		double k = req->time_limit / 10 < 0.1 ? 0.1 : req->time_limit / 10 > 10 ? 10
+			: req->time_limit / 10;
+		int64_t L = g->n - g->n_inputs;
+
+		o.max_moves = (int64_t)(k * (double)(1000 * L < 5000000 ? 1000 * L : 5000000));
+		if (o.max_moves < 1)
+			o.max_moves = 1;
+	}
 	order = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	if (!order)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");

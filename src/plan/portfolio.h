@@ -27,8 +27,9 @@ struct remat_i_portfolio {
 				   below that order's peak, the budget order
 				   (remat/order.h); schedules are handed over
 				   on req->graph */
-	double order_share;     /* fraction of the time left spent finding
-				   each order (default 0.05) */
+	double order_share;     /* most of the time left spent finding each
+				   order (default 0.25; the move count is what
+				   normally ends the search) */
 	/*
 	 * Called with each schedule (valid, within budget; the callee may
 	 * take it with remat_schedule_swap).  Setting *stop ends the run.
