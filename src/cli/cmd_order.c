@@ -13,8 +13,8 @@ const struct cli_opt cmd_order_opts[] = {
 	{ "method", 'm', "M", "file, greedy, schedule, local, best or budget (default best)", 0 },
 	{ "output", 'o', "FILE", "write the graph with its nodes in the new order (atomically; "
 	  "- for stdout)", 0 },
-	{ "budget", 'b', "B", "schedule, best: take the planners' schedules at this budget "
-	  "(default: at 90%, 75% and 60% of the no-remat peak)", 0 },
+	{ "budget", 'b', "B", "schedule: plan at this budget (default: at 90%, 75% and 60% of "
+	  "the no-remat peak); local, best: stop once the peak fits it; budget: the budget", 0 },
 	{ "time-limit", 't', "SECONDS", "stop searching after SECONDS (default: none)", 0 },
 	{ "seed", 0, "N", "seed of the local search (default 1)", 0 },
 	{ "moves", 0, "N", "moves of the local search (default 1000 per node, at most 5e6)", 0 },

@@ -11,28 +11,38 @@
  *    not map: LNS then returns the start.)  The simulator judges the
  *    point's schedule; over budget (computes reordered within a stage can
  *    cost memory) it is no start either.
- * 2. A window is stages a..b-1.  Everything outside it stays: the
- *    computes of the other stages, hence (least retention, computed by a
- *    backward pass) what must be resident entering stage b, S_b.  Entering
- *    stage a, the window may keep at most what the start kept, S_a, so
- *    the stages before a never need more memory.  The sub-MILP is
- *    Checkmate's model restricted to the window: R, S, FREE and U of its
- *    stages, over the active nodes (the window's computes, its frontier
- *    nodes and their inputs up to o->depth levels); values resident
- *    across the whole window and not read in it are a constant; S_b is
- *    fixed, S_a bounded by the start's.  The start's own window is a
- *    feasible point of it and goes in as the MILP's start.
+ * 2. A window is stages a..b-1 and a set K of free nodes; every other
+ *    node keeps the start's R and S there (constants), and everything
+ *    outside the stages stays: the computes of the other stages, hence
+ *    (least retention, computed by a backward pass) what must be
+ *    resident entering stage b, S_b, which is fixed.  Entering stage a,
+ *    K's nodes may be kept at most as the start kept them, so the stages
+ *    before a never need more memory.  The sub-MILP is Checkmate's model
+ *    over those stages with K's R and S free (FREE and U wherever a
+ *    hazard or a memory row involves them).  Two kinds of window:
+ *    a. stage windows: K = every compute of the stages and their inputs
+ *       up to o->depth levels;
+ *    b. recompute-centred: for a node v recomputed in stage t2 (costliest
+ *       first), the stages from its previous computation to t2 (at most
+ *       a span that adapts like the stage windows), K = v, the other
+ *       recomputes there with their inputs, and the values resident at
+ *       the fullest stage that are cheapest to bring back per byte: can v
+ *       be kept instead of recomputed, making room by dropping others?
+ *    The start's own window is a feasible point of it and goes in as the
+ *    MILP's start.
  * 3. CBC solves it within o->window_nodes branch-and-bound nodes and
  *    o->window_seconds.  Its computes replace the window's; the point is
  *    normalized (computes nobody reads are dropped, everywhere), turned
  *    into a schedule, mapped back to the request's graph and simulated:
  *    kept when valid, within budget and cheaper.
- * 4. Windows slide by half their length over the stages.  A window
- *    solved to optimality grows the next by a quarter; one stopped by
- *    its node limit shrinks it.  A pass over all stages without an
- *    improvement doubles the window; a window spanning every stage
- *    solved to optimality proves the schedule optimal in its order.
- *    Stop at the deadline, after o->max_windows, or when proven.
+ * 4. Passes alternate: stage windows sliding by half their length over
+ *    the stages (a window solved to optimality grows the next by a
+ *    quarter, one stopped by its node limit shrinks it), then the
+ *    recompute-centred windows.  Two passes in a row without an
+ *    improvement end the search (the same windows would give the same
+ *    answers); a stage window spanning every stage solved to optimality,
+ *    or a schedule that recomputes nothing, proves it optimal in its
+ *    order.  Stop at the deadline or after o->max_windows too.
  *
  * Never worse than its start (only cheaper schedules are kept, each
  * checked by the simulator); deterministic for a given start and options
