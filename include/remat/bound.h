@@ -32,6 +32,14 @@ enum remat_bound_status {
 int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_seconds,
 		   double *bound, enum remat_bound_status *status, struct remat_error *err);
 
+/*
+ * The bound every schedule obeys at any budget: the cost of computing
+ * each node some output needs exactly once (auto reports it as its lower
+ * bound when the MILP proved nothing better; the gap is then the
+ * overhead over it).  O(n + edges).  -1 when out of memory.
+ */
+double remat_bound_least_cost(const struct remat_graph *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -71,6 +71,11 @@ struct remat_plan_report {
 	double gap;            /* relative optimality gap, NaN if unknown */
 	int optimal;           /* 1 proven optimal, 0 not, -1 unknown */
 	char note[256];        /* one line for people, or "" */
+	double first_s;        /* auto, lns: seconds to the first schedule within
+				  budget, NaN if unknown */
+	double final_s;        /* ... and to the schedule returned */
+	char order[16];        /* the order planned in ("file", "best", ...) */
+	int64_t order_peak;    /* its no-remat peak (bytes), -1 when not reordered */
 };
 
 struct remat_plan_request {
@@ -91,6 +96,15 @@ struct remat_plan_request {
 	remat_progress_fn progress;   /* may be NULL */
 	void *progress_ctx;
 	struct remat_plan_report *report; /* may be NULL */
+	/*
+	 * The node order planners follow, an enum remat_order_method
+	 * (remat/order.h).  REMAT_ORDER_FILE (0) plans on graph as it is;
+	 * any other method makes remat_plan_run() find that order and, when
+	 * its no-remat peak is lower than the file order's, plan on the
+	 * graph reordered by it and map the schedule back.  Planners flagged
+	 * REMAT_PLANNER_REFERENCE always get the file's order.
+	 */
+	int order;
 };
 
 struct remat_planner_option {
@@ -107,7 +121,13 @@ enum remat_planner_flags {
 	 * does not offer the needed nodes' order in its place (see
 	 * remat_plan_run()).
 	 */
-	REMAT_PLANNER_REFERENCE = 1u << 2
+	REMAT_PLANNER_REFERENCE = 1u << 2,
+	/*
+	 * It plans in several node orders itself (auto, lns: through the
+	 * portfolio), so the runner hands req->order over instead of
+	 * reordering the graph for it.
+	 */
+	REMAT_PLANNER_ORDERS = 1u << 3
 };
 
 struct remat_planner {
@@ -126,8 +146,9 @@ const struct remat_planner *remat_planner_find(const char *name);
 int remat_planner_has_option(const struct remat_planner *p, const char *name);
 
 /*
- * Run p on req, then make the schedule explicit (liveness) when p emitted
- * computes only, then simulate it.  Unless p is flagged
+ * Run p on req (on the graph reordered by req->order, the schedule
+ * mapped back), then make the schedule explicit (liveness) when p emitted
+ * computes only, then simulate it on req->graph.  Unless p is flagged
  * REMAT_PLANNER_REFERENCE, the needed nodes once each in topological
  * order are offered too whenever they fit the budget (always, when it
  * covers the no-remat peak): no schedule costs less, so the better of

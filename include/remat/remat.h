@@ -14,5 +14,6 @@
 #include "remat/gen.h"
 #include "remat/chain.h"
 #include "remat/treedec.h"
+#include "remat/order.h"
 
 #endif

@@ -208,5 +208,6 @@ int cmd_planners(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_convert(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_bench(const struct cli_cmd *cmd, int argc, char **argv);
+int cmd_order(const struct cli_cmd *cmd, int argc, char **argv);
 
 #endif

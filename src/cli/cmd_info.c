@@ -1,5 +1,6 @@
 /* cmd_info.c - remat info: validate a graph and describe it. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
 #include "remat/chain.h"
@@ -7,6 +8,8 @@
 
 /* The LP bound at --budget: never more than this many seconds of LP. */
 #define INFO_LP_SECONDS 15
+/* The best order's peak: never more than this many seconds of search. */
+#define INFO_ORDER_SECONDS 2
 
 static void json_error(const char *msg)
 {
@@ -32,7 +35,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
 	struct remat_treedec td;
-	int64_t budget = -1;
+	int64_t budget = -1, order_peak = -1;
 	double lp_bound = 0;
 
 	code = cli_parse(cmd, opts, &argc, argv);
@@ -58,6 +61,17 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	for (v = 0; v < g->n; v++)
 		counts[g->kind[v]]++;
+	{
+		/* The lowest no-remat peak of any order remat finds (remat order). */
+		struct remat_order_opts oo;
+		int32_t *ord = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+
+		remat_order_opts_init(&oo);
+		oo.deadline = remat_now() + INFO_ORDER_SECONDS;
+		if (!ord || remat_order_compute(g, REMAT_ORDER_BEST, &oo, ord, &order_peak, &err))
+			order_peak = -1;
+		free(ord);
+	}
 	/* The width is informative: left out (null) if the heuristic fails. */
 	if (remat_treedec_build(g, NULL, &td, &err) == REMAT_OK)
 		width = td.width;
@@ -76,6 +90,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		       (long long)g->total_mem, (long long)g->no_remat_peak,
 		       (long long)g->min_peak_lower_bound);
 		remat_i_json_write_num(stdout, g->baseline_cost);
+		if (order_peak >= 0)
+			printf(", \"best_order_peak\": %lld", (long long)order_peak);
 		if (width >= -1)
 			printf(", \"treewidth\": %d", width);
 		else
@@ -112,6 +128,15 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		       : "inference (no backward nodes)");
 		printf("total memory   %-14s (%lld bytes)\n", b1, (long long)g->total_mem);
 		printf("no-remat peak  %-14s (%lld bytes)\n", b2, (long long)g->no_remat_peak);
+		if (order_peak >= 0) {
+			char b4[32];
+
+			remat_format_bytes(order_peak, b4, sizeof(b4));
+			printf("best order     %-14s (%lld bytes; no-remat peak of the lowest order "
+			       "'remat order' finds, %+.1f%%)\n", b4, (long long)order_peak,
+			       g->no_remat_peak > 0 ? 100.0 * ((double)order_peak /
+							       (double)g->no_remat_peak - 1) : 0.0);
+		}
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
 		cli_format_cost(g->baseline_cost, b1, sizeof(b1));

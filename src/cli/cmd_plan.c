@@ -97,7 +97,7 @@ static void show_progress(void *ctx, const struct remat_progress *p)
 
 int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 {
-	const char *pname = "auto", *out = NULL, *timeline = NULL;
+	const char *pname = "auto", *out = NULL, *timeline = NULL, *order_text = NULL;
 	struct cli_budget budget = CLI_BUDGET_INIT;
 	struct cli_planner_opts popts = { NULL, 0 };
 	int json = 0, quiet = 0, rc, code, i;
@@ -114,6 +114,10 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 			    "stop searching SECONDS after the command starts, loading "
 			    "included, and keep the best schedule (default 10; 0: no limit)"),
 		OPT_UINT64(0, "seed", &seed, "N", "seed for randomized planners (default 1)"),
+		OPT_STRING(0, "order", &order_text, "METHOD", "plan in a node order with a low "
+			   "no-remat peak: file (as listed), greedy, schedule, local, budget or "
+			   "best (default best for auto and lns, file for the others; see "
+			   "'remat order')"),
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_FLAG('q', "quiet", &quiet, "no progress display"),
 		OPT_STRING(0, "timeline", &timeline, "FILE",
@@ -146,6 +150,11 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		code = CLI_EXIT_USAGE;
 		goto done;
 	}
+	if (order_text && remat_order_method_parse(order_text) < 0) {
+		code = cli_usage_error("unknown order '%s' (file, greedy, schedule, local, best, "
+				       "budget)", order_text);
+		goto done;
+	}
 	for (i = 0; i < popts.n; i++)
 		if (strcmp(p->name, "auto") != 0 && !remat_planner_has_option(p, popts.v[i].key)) {
 			code = cli_usage_error("option '--%s' does not apply to planner '%s'",
@@ -171,6 +180,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	req.options = popts.v;
 	req.n_options = popts.n;
 	req.report = &report;
+	/*
+	 * Default order: best for planners that also plan in the file's
+	 * order and keep the cheaper (auto, lns): never worse.  A single
+	 * planner in the best order can be (bench/RESULTS.md): the file's.
+	 */
+	req.order = order_text ? remat_order_method_parse(order_text)
+		: (p->flags & REMAT_PLANNER_ORDERS) ? REMAT_ORDER_BEST : REMAT_ORDER_FILE;
 	/* The limit counts from the start of the command: loading included. */
 	pc.start = t0;
 	if (limit > 0)
@@ -234,6 +250,12 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 			cli_format_cost(report.lower_bound, lb, sizeof(lb));
 			printf("  bound       %s %s   gap %.2f%%%s\n", lb, g->cost_unit,
 			       100 * report.gap, report.optimal == 1 ? " (optimal)" : "");
+		}
+		if (report.order[0] && strcmp(report.order, "file") != 0) {
+			char ob[32];
+
+			remat_format_bytes(report.order_peak, ob, sizeof(ob));
+			printf("  order       %-14s no-remat peak %s in it\n", report.order, ob);
 		}
 		if (report.note[0])
 			printf("  note        %s\n", report.note);

@@ -27,6 +27,13 @@ static const struct cli_cmd commands[] = {
 	{ "info", "GRAPH [--budget B] [--json]",
 	  "validate a graph and show its size, no-remat peak and lower bound",
 	  NULL, 1, 1, cmd_info },
+	{ "order", "GRAPH [--method M] [-o ORDERED.json]",
+	  "find a topological order with a low no-remat peak",
+	  "Orders GRAPH's nodes for a low peak without recomputation (methods:\n"
+	  "file, greedy, schedule, local, budget, best) and reports the peak next to\n"
+	  "the file order's; -o writes the same graph with its nodes in that order,\n"
+	  "so that every planner follows it.",
+	  1, 1, cmd_order },
 	{ "planners", "", "list the planners, one per line", NULL,
 	  0, 0, cmd_planners },
 	{ "gen", "chain N | layered N | unet [DEPTH] | train GRAPH [options]",

@@ -74,6 +74,23 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 		fputs(", \"gap\": ", f);
 		remat_i_json_write_num(f, report->gap);
 	}
+	if (report && !isnan(report->first_s)) {
+		fputs(", \"first_s\": ", f);
+		remat_i_json_write_num(f, floor(report->first_s * 1e3 + 0.5) / 1e3);
+	}
+	if (report && !isnan(report->final_s)) {
+		fputs(", \"final_s\": ", f);
+		remat_i_json_write_num(f, floor(report->final_s * 1e3 + 0.5) / 1e3);
+	}
+	if (report && report->order[0]) {
+		fputs(", \"order\": ", f);
+		remat_i_json_write_str(f, report->order);
+		fprintf(f, ", \"order_peak\": %lld", (long long)report->order_peak);
+	}
+	if (report && report->note[0]) {
+		fputs(", \"note\": ", f);
+		remat_i_json_write_str(f, report->note);
+	}
 	if (report && report->optimal >= 0)
 		fprintf(f, ", \"optimal\": %s", report->optimal ? "true" : "false");
 	if (res && res->error[0]) {

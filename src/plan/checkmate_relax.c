@@ -12,6 +12,7 @@
 
 #include "remat/bound.h"
 #include "remat/planner.h"
+#include "analysis/needed.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
 
@@ -192,6 +193,11 @@ int remat_i_checkmate_lp_warm(const struct remat_plan_request *req,
 	r.have = have;
 	rc = remat_i_cm_lp_round(&r, REMAT_I_MILP_CBC, 20, NULL, err);
 	return rc == REMAT_ENOFIT ? REMAT_OK : rc;
+}
+
+double remat_bound_least_cost(const struct remat_graph *g)
+{
+	return remat_i_least_cost(g);
 }
 
 int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_seconds,

@@ -23,6 +23,15 @@ struct remat_i_portfolio {
 	int pass_options;       /* hand the request's options and progress on */
 	int strict_deadline;    /* past the deadline stop at once (else only
 				   once something was offered) */
+	int orders;             /* with req->order other than the file's, run
+				   every planner in several node orders: the
+				   file's, req->order's and, when the budget is
+				   below that order's peak, the budget order
+				   (remat/order.h); schedules are handed over
+				   on req->graph */
+	double order_share;     /* most of the time left spent finding each
+				   order (default 0.25; the move count is what
+				   normally ends the search) */
 	/*
 	 * Called with each schedule (valid, within budget; the callee may
 	 * take it with remat_schedule_swap).  Setting *stop ends the run.
@@ -37,6 +46,8 @@ struct remat_i_portfolio {
 
 	/* Filled by the run. */
 	int ran;                /* planners run */
+	int n_orders;           /* orders planned in (1: the file's only) */
+	int64_t order_peak;     /* lowest no-remat peak among them */
 	int first_failure;      /* first status of a planner that failed for
 				   another reason than "no fit" or time (a bug,
 				   out of memory), REMAT_OK when none */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "remat/budget.h"
+#include "remat/order.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
@@ -32,6 +33,9 @@ void remat_plan_report_init(struct remat_plan_report *r)
 	r->lower_bound = NAN;
 	r->gap = NAN;
 	r->optimal = -1;
+	r->order_peak = -1;
+	r->first_s = NAN;
+	r->final_s = NAN;
 }
 
 const char *remat_opt_get(const struct remat_plan_request *req, const char *name)
@@ -119,9 +123,9 @@ static void no_result(struct remat_sim_result *res, int64_t budget,
  * has to.  rc is the planner's status; returns the status to go on with.
  */
 static int offer_no_remat(const struct remat_planner *p,
-			  const struct remat_plan_request *req, int rc,
-			  struct remat_schedule *out, struct remat_sim_result *res,
-			  struct remat_error *err)
+			  const struct remat_plan_request *req, const struct remat_graph *pg,
+			  const int32_t *map, int rc, struct remat_schedule *out,
+			  struct remat_sim_result *res, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
 	struct remat_schedule ord;
@@ -134,7 +138,10 @@ static int offer_no_remat(const struct remat_planner *p,
 		return rc;
 	remat_schedule_init(&ord);
 	remat_error_clear(&e);
-	orc = remat_i_needed_order(g, &ord, &e);
+	/* In the order planned in (pg; map takes it back to g). */
+	orc = remat_i_needed_order(pg, &ord, &e);
+	if (orc == REMAT_OK && map)
+		remat_schedule_map_nodes(&ord, map);
 	if (orc == REMAT_OK)
 		orc = remat_schedule_add_frees(g, &ord, &e);
 	if (orc == REMAT_OK)
@@ -165,6 +172,58 @@ static int offer_no_remat(const struct remat_planner *p,
 	return REMAT_OK;
 }
 
+/*
+ * The most of the time limit the runner spends finding an order: the
+ * local search stops at its default number of moves (normally first, so
+ * that runs are the same twice) or at this fraction of the time left.
+ */
+#define ORDER_TIME_SHARE 0.25
+
+/*
+ * req->order: the order to plan in.  *pg is the graph to plan on and
+ * *map (g->n entries) takes its schedules back to req->graph; both stay
+ * NULL when the file's order is kept (asked for, a reference planner, or
+ * no lower peak found).
+ */
+static int reorder_for(const struct remat_planner *p, const struct remat_plan_request *req,
+		       struct remat_graph **pg, int32_t **map, struct remat_error *err)
+{
+	const struct remat_graph *g = req->graph;
+	struct remat_order_opts o;
+	int64_t peak;
+	int rc;
+
+	*pg = NULL;
+	*map = NULL;
+	if (req->order == REMAT_ORDER_FILE ||
+	    (p->flags & (REMAT_PLANNER_REFERENCE | REMAT_PLANNER_ORDERS)))
+		return REMAT_OK;
+	remat_order_opts_init(&o);
+	o.seed = req->seed;
+	o.budget = req->budget;
+	if (req->deadline > 0) {
+		double now = remat_now();
+
+		o.deadline = now + ORDER_TIME_SHARE * (req->deadline > now ? req->deadline - now : 0);
+	}
+	*map = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!*map)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	rc = remat_order_compute(g, (enum remat_order_method)req->order, &o, *map, &peak, err);
+	if (rc == REMAT_OK && peak < g->no_remat_peak)
+		rc = remat_graph_reorder(g, *map, pg, err);
+	if (rc != REMAT_OK || !*pg) {
+		free(*map);
+		*map = NULL;
+	}
+	if (rc == REMAT_OK && req->report) {
+		snprintf(req->report->order, sizeof(req->report->order), "%s",
+			 *pg ? remat_order_method_name((enum remat_order_method)req->order) : "file");
+		req->report->order_peak = *pg ? (*pg)->no_remat_peak : g->no_remat_peak;
+	}
+	return rc;
+}
+
 int remat_plan_run(const struct remat_planner *p,
 		   const struct remat_plan_request *req,
 		   struct remat_schedule *out, struct remat_sim_result *res,
@@ -172,6 +231,8 @@ int remat_plan_run(const struct remat_planner *p,
 {
 	const struct remat_graph *g = req->graph;
 	int64_t lb = remat_i_least_peak(g);
+	struct remat_graph *pg = NULL;
+	int32_t *map = NULL;
 	int rc;
 
 	no_result(res, req->budget, g);
@@ -188,7 +249,21 @@ int remat_plan_run(const struct remat_planner *p,
 				  "(%lld bytes): some node's inputs, output and workspace alone "
 				  "exceed it", b, (long long)req->budget, l, (long long)lb);
 	}
-	rc = p->plan(req, out, err);
+	rc = reorder_for(p, req, &pg, &map, err);
+	if (rc)
+		return rc;
+	if (pg) {
+		/* Plan in the new order, then carry the schedule back to g. */
+		struct remat_plan_request sub = *req;
+
+		sub.graph = pg;
+		sub.order = REMAT_ORDER_FILE;
+		rc = p->plan(&sub, out, err);
+		if (rc == REMAT_OK)
+			remat_schedule_map_nodes(out, map);
+	} else {
+		rc = p->plan(req, out, err);
+	}
 	if (rc == REMAT_OK) {
 		/*
 		 * Frees alone (nothing to compute: every output is an input)
@@ -197,26 +272,36 @@ int remat_plan_run(const struct remat_planner *p,
 		 */
 		if (remat_schedule_count_frees(out) == out->n)
 			remat_schedule_clear(out);
-		REMAT_TRY(remat_schedule_add_frees(g, out, err));
-		REMAT_TRY(remat_simulate(g, out, req->budget, NULL, res, err));
-		if (!res->valid)
-			return REMAT_FAIL(err, REMAT_EINTERNAL,
-					  "planner '%s' produced an invalid schedule: %s", p->name,
-					  res->error);
+		rc = remat_schedule_add_frees(g, out, err);
+		if (rc == REMAT_OK)
+			rc = remat_simulate(g, out, req->budget, NULL, res, err);
+		if (rc)
+			goto done;
+		if (!res->valid) {
+			rc = REMAT_FAIL(err, REMAT_EINTERNAL,
+					"planner '%s' produced an invalid schedule: %s", p->name,
+					res->error);
+			goto done;
+		}
 	}
-	rc = offer_no_remat(p, req, rc, out, res, err);
+	rc = offer_no_remat(p, req, pg ? pg : g, map, rc, out, res, err);
+	if (pg)
+		rc = offer_no_remat(p, req, g, NULL, rc, out, res, err);
 	if (rc != REMAT_OK) {
 		remat_schedule_clear(out);
 		no_result(res, req->budget, g);
 		if (rc == REMAT_ENOFIT && err && !err->msg[0])
 			REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within "
 				   "the budget", p->name);
-		return rc;
+		goto done;
 	}
 	if (!res->feasible)
-		return REMAT_FAIL(err, REMAT_ENOFIT,
-				  "planner '%s' found no schedule within the budget "
-				  "(its best peaks at %lld bytes)", p->name,
-				  (long long)res->peak_mem);
-	return REMAT_OK;
+		rc = REMAT_FAIL(err, REMAT_ENOFIT,
+				"planner '%s' found no schedule within the budget "
+				"(its best peaks at %lld bytes)", p->name,
+				(long long)res->peak_mem);
+done:
+	remat_graph_free(pg);
+	free(map);
+	return rc;
 }

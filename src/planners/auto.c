@@ -1,70 +1,112 @@
 /*
- * auto.c - the default planner: try the others, keep the cheapest.
+ * auto.c - the default planner: try the others, keep the cheapest, then
+ * improve it with the MILP.
  *
  * 1. Run every registered planner flagged REMAT_PLANNER_AUTO, in registry
  *    order, each through remat_plan_run() so its schedule is simulated
- *    (the portfolio, src/plan/portfolio.c).
+ *    (the portfolio, src/plan/portfolio.c), in each node order the
+ *    request asks for (req->order: the file's order, the order with the
+ *    lowest no-remat peak and, below that peak, the order with the least
+ *    memory above the budget; remat/order.h), within AUTO_PORTFOLIO_SHARE
+ *    of the time limit.
  * 2. Keep the cheapest valid schedule within budget (ties: lower peak).
  * 3. Stop early when a schedule costs no more than the least any schedule
  *    can cost (every node an output depends on, computed once), or when
  *    the deadline has passed.  With a time limit, each planner gets an
  *    equal share of the time still left.
- * 4. On graphs small enough for the exact planner (checkmate_model.h), when
- *    that floor was not reached and time is left: hand the cheapest
- *    schedule to the Checkmate MILP as its warm start, for the rest of
- *    --time-limit (AUTO_EXACT_SECONDS without one), and keep the better.
+ * 4. Large-neighbourhood search (src/plan/lns.c) from the cheapest: windows
+ *    of its stages re-solved with Checkmate's MILP, on graphs of every
+ *    size, until the time limit (AUTO_EXACT_SECONDS without one).
+ * 5. On graphs small enough for the whole MILP (checkmate_model.h), for the
+ *    last half of the time: the MILP in the order of the schedule's first
+ *    computations, warm-started from it; its bound (within that order)
+ *    goes to the report.
  *
- * Its cost is the minimum over the planners it ran, no better: never
- * worse than its best heuristic, optimal within the MILP's model when
- * the MILP finishes.  It is only as fast as the slowest of them within
- * the time limit.
+ * Its cost is the minimum over the planners it ran, then only lower:
+ * never worse than its best heuristic, optimal within the MILP's model
+ * when the MILP (or a window spanning every stage) finishes.  It is only
+ * as fast as the slowest of them within the time limit.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/order.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
+#include "plan/lns.h"
 #include "plan/portfolio.h"
 
-
-/* The exact planner's share when no --time-limit bounds auto. */
+/* The MILP's share (LNS, then the whole MILP) when no --time-limit bounds auto. */
 #define AUTO_EXACT_SECONDS 10.0
+/* Share of the time limit the fast planners may use. */
+#define AUTO_PORTFOLIO_SHARE 0.4
 
 /*
- * Step 4: the MILP from best's schedule (or from nothing); offered to best
- * like any candidate.  *kept says whether it won; its bound goes to rep.
+ * Step 5: the whole MILP in the order of best's first computations, warm
+ * started from it, until the deadline; offered to best like any
+ * candidate.  *kept says whether it won; its bound goes to rep.
  */
 static int polish_exact(const struct remat_plan_request *req, struct remat_i_best *best,
 			struct remat_schedule *cand, struct remat_plan_report *rep,
 			int *kept, struct remat_error *err)
 {
+	const struct remat_graph *g = req->graph;
 	struct remat_plan_request sub = *req;
 	struct remat_progress pr = { "auto", "checkmate", -1, NAN, NAN, 0 };
+	struct remat_graph *pg = NULL;
+	struct remat_schedule start;
+	int32_t *order = NULL, *inv = NULL, v;
 	double left = req->deadline > 0 ? req->deadline - remat_now() : 0;
+	int64_t i;
 	int rc;
 
 	*kept = 0;
-	if (!remat_i_checkmate_auto_fits(req->graph, req->deadline > 0 ? left : 0) ||
+	if (!best->have || !remat_i_checkmate_auto_fits(g, req->deadline > 0 ? left : 0) ||
 	    (req->deadline > 0 && left <= 0))
 		return REMAT_OK;
-	if (req->deadline <= 0)
-		sub.deadline = remat_now() + AUTO_EXACT_SECONDS;
+	remat_schedule_init(&start);
+	order = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	inv = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!order || !inv) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		goto done;
+	}
+	rc = remat_order_from_schedule(g, &best->sched, order, err);
+	if (rc == REMAT_OK)
+		rc = remat_graph_reorder(g, order, &pg, err);
+	if (rc == REMAT_OK)
+		rc = remat_schedule_copy(&start, &best->sched, err);
+	if (rc)
+		goto done;
+	for (v = 0; v < g->n; v++)
+		inv[order[v]] = v;
+	for (i = 0; i < start.n; i++)
+		start.steps[i].node = inv[start.steps[i].node];
+	sub.graph = pg;
+	sub.order = REMAT_ORDER_FILE;
 	sub.report = rep;
 	remat_plan_report_init(rep);
-	if (best->have)
-		pr.incumbent = best->res.cost;
+	pr.incumbent = best->res.cost;
 	remat_plan_progress(req, &pr);
-	rc = remat_i_checkmate_improve(&sub, best->have ? &best->sched : NULL, cand, err);
-	if (rc == REMAT_ENOFIT || rc == REMAT_ECANCELED)
-		return REMAT_OK;
+	rc = remat_i_checkmate_improve(&sub, &start, cand, err);
+	if (rc == REMAT_ENOFIT || rc == REMAT_ECANCELED) {
+		rc = REMAT_OK;
+		goto done;
+	}
 	if (rc)
-		return rc;
-	return remat_i_best_offer(best, "checkmate", req->graph, req->budget, cand, NULL, kept,
-				err);
+		goto done;
+	remat_schedule_map_nodes(cand, order);
+	rc = remat_i_best_offer(best, "checkmate", g, req->budget, cand, NULL, kept, err);
+done:
+	remat_schedule_release(&start);
+	remat_graph_free(pg);
+	free(order);
+	free(inv);
+	return rc;
 }
 
 /* What auto keeps while the portfolio runs. */
@@ -74,7 +116,18 @@ struct auto_keep {
 	double floor_cost;     /* nothing costs less: stop there */
 	char winner[64];
 	struct remat_i_portfolio *pf;
+	double t0, first_s, final_s;  /* when the first and the last kept schedule came */
 };
+
+/* Note when a schedule was kept. */
+static void kept_now(struct auto_keep *k)
+{
+	double t = remat_now() - k->t0;
+
+	if (isnan(k->first_s))
+		k->first_s = t;
+	k->final_s = t;
+}
 
 /* Steps 2 and 3: keep the cheapest; stop at the floor. */
 static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_schedule *s,
@@ -86,12 +139,53 @@ static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_
 	(void)r;
 	REMAT_TRY(remat_i_best_offer(&k->best, p->name, k->req->graph, k->req->budget, s,
 				     NULL, &kept, err));
-	if (kept)
+	if (kept) {
 		snprintf(k->winner, sizeof(k->winner), "%s", p->name);
+		kept_now(k);
+	}
 	k->pf->incumbent = k->best.res.cost;
 	if (k->best.res.cost <= k->floor_cost * (1 + 1e-12))
 		*stop = 1;
 	return REMAT_OK;
+}
+
+/* Step 4: LNS from the cheapest, until sub's deadline. */
+static int polish_lns(const struct remat_plan_request *req, double deadline,
+		      struct auto_keep *k, struct remat_schedule *cand,
+		      struct remat_i_lns_stats *st, struct remat_error *err)
+{
+	struct remat_plan_request sub = *req;
+	struct remat_i_lns_opts o;
+	double t1 = remat_now() - k->t0;
+	int kept;
+
+	sub.deadline = deadline;
+	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
+	REMAT_TRY(remat_i_lns_improve(&sub, &k->best.sched, &o, cand, st, err));
+	if (st->cost >= st->start_cost)
+		return REMAT_OK;
+	REMAT_TRY(remat_i_best_offer(&k->best, "lns", req->graph, req->budget, cand, NULL,
+				     &kept, err));
+	if (kept) {
+		char w[64];
+
+		kept_now(k);
+		k->final_s = t1 + st->last_s;
+		snprintf(w, sizeof(w), "%s", k->winner);
+		snprintf(k->winner, sizeof(k->winner), "%.59s+lns", w);
+	}
+	return REMAT_OK;
+}
+
+static void set_bound(const struct remat_plan_request *req, double cost, double lb)
+{
+	if (!req->report || isnan(lb) || lb > cost * (1 + 1e-12))
+		return;
+	req->report->lower_bound = lb;
+	req->report->gap = cost > 0 ? (cost - lb) / cost : 0;
+	if (req->report->gap < 1e-9)
+		req->report->gap = 0;
+	req->report->optimal = req->report->gap == 0;
 }
 
 static int auto_plan(const struct remat_plan_request *req,
@@ -101,32 +195,59 @@ static int auto_plan(const struct remat_plan_request *req,
 	struct auto_keep k;
 	struct remat_schedule cand;
 	struct remat_plan_report sub_report;
+	struct remat_i_lns_stats st;
 	int first_failure;
 	struct remat_error failure;
+	double t0 = remat_now(), end;
 	int rc;
 
 	memset(&k, 0, sizeof(k));
+	memset(&st, 0, sizeof(st));
+	remat_plan_report_init(&sub_report);
 	k.req = req;
 	k.floor_cost = remat_i_least_cost(req->graph);
 	k.pf = &pf;
+	k.t0 = t0;
+	k.first_s = k.final_s = NAN;
 	remat_i_best_init(&k.best);
 	remat_schedule_init(&cand);
 	remat_i_portfolio_init(&pf, "auto");
 	pf.share_time = 1;
 	pf.pass_options = 1;
+	pf.orders = 1;
+	if (req->deadline > 0)
+		pf.deadline = t0 + AUTO_PORTFOLIO_SHARE * (req->deadline - t0);
 	pf.offer = keep_cheapest;
 	pf.ctx = &k;
 	rc = remat_i_portfolio_run(req, &pf, err);
 	if (rc)
 		goto done;
+	if (req->report && pf.n_orders > 1) {
+		snprintf(req->report->order, sizeof(req->report->order), "%s",
+			 remat_order_method_name((enum remat_order_method)req->order));
+		req->report->order_peak = pf.order_peak;
+	}
 	first_failure = pf.first_failure;
 	failure = pf.failure;
-	if (!k.best.have || k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
+	if (k.best.have && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
 		struct remat_error e;
-		int kept, prc;
+		int kept = 0, prc;
+		double lns_end = end;
 
+		/* Small graphs: the second half of what is left for the whole MILP. */
+		if (remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
+			lns_end = remat_now() + 0.5 * (end - remat_now());
 		remat_error_clear(&e);
-		prc = polish_exact(req, &k.best, &cand, &sub_report, &kept, &e);
+		prc = polish_lns(req, lns_end, &k, &cand, &st, &e);
+		if (prc == REMAT_OK && st.proven)
+			set_bound(req, k.best.res.cost, st.cost);
+		if (prc == REMAT_OK && !st.proven && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+			struct remat_plan_request sub = *req;
+
+			sub.deadline = end;
+			prc = polish_exact(&sub, &k.best, &cand, &sub_report, &kept, &e);
+		}
 		if (prc == REMAT_EUSAGE) {
 			*err = e;
 			rc = prc;
@@ -136,23 +257,28 @@ static int auto_plan(const struct remat_plan_request *req,
 			first_failure = prc;
 			failure = e;
 		}
-		if (kept)
+		if (kept) {
 			snprintf(k.winner, sizeof(k.winner), "checkmate");
-		/*
-		 * The MILP's bound holds for schedules in its model; report it
-		 * unless a schedule outside the model came in under it.
-		 */
-		if (k.best.have && req->report && !isnan(sub_report.lower_bound) &&
-		    sub_report.lower_bound <= k.best.res.cost * (1 + 1e-12)) {
-			double c = k.best.res.cost, lb = sub_report.lower_bound;
-
-			req->report->lower_bound = lb;
-			req->report->gap = c > 0 ? (c - lb) / c : 0;
-			if (req->report->gap < 1e-9)
-				req->report->gap = 0;
-			req->report->optimal = req->report->gap == 0;
+			kept_now(&k);
 		}
+		/*
+		 * The MILP's bound holds for schedules in its model (the order
+		 * of the schedule it started from); report it unless a schedule
+		 * outside the model came in under it.
+		 */
+		if (k.best.have)
+			set_bound(req, k.best.res.cost, sub_report.lower_bound);
+		/* Otherwise the bound every schedule obeys: each needed node once. */
+		if (k.best.have && req->report && isnan(req->report->lower_bound))
+			set_bound(req, k.best.res.cost, k.floor_cost);
+	} else if (k.best.have) {
+		set_bound(req, k.best.res.cost, k.floor_cost);
 	}
+	if (req->report && st.windows > 0)
+		snprintf(req->report->note, sizeof(req->report->note),
+			 "auto: lns ran %lld window MILPs, %lld improved the plan (%.6g -> %.6g)%s",
+			 (long long)st.windows, (long long)st.improved, st.start_cost, st.cost,
+			 st.proven ? "; optimal in its order" : "");
 	if (!k.best.have && first_failure != REMAT_OK) {
 		*err = failure;
 		rc = first_failure;
@@ -166,8 +292,11 @@ static int auto_plan(const struct remat_plan_request *req,
 		goto done;
 	}
 	rc = remat_i_best_take(&k.best, out, err);
-	if (rc == REMAT_OK && req->report)
+	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->chosen, sizeof(req->report->chosen), "%s", k.winner);
+		req->report->first_s = k.first_s;
+		req->report->final_s = k.final_s;
+	}
 done:
 	remat_schedule_release(&cand);
 	remat_i_best_release(&k.best);
@@ -176,8 +305,9 @@ done:
 
 const struct remat_planner remat_i_planner_auto = {
 	.name = "auto",
-	.summary = "run every fast planner and keep the cheapest schedule within budget",
-	.flags = 0,
+	.summary = "run every fast planner (in several node orders), keep the cheapest, "
+		   "improve it by LNS with the MILP",
+	.flags = REMAT_PLANNER_ORDERS,
 	.options = NULL,
 	.plan = auto_plan,
 };

@@ -19,6 +19,7 @@ extern const struct remat_planner remat_i_planner_dtr;
 extern const struct remat_planner remat_i_planner_mincut;
 extern const struct remat_planner remat_i_planner_checkmate;
 extern const struct remat_planner remat_i_planner_checkmate_lp;
+extern const struct remat_planner remat_i_planner_lns;
 
 static const struct remat_planner *const planners[] = {
 	&remat_i_planner_auto,
@@ -32,6 +33,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_i_planner_mincut,
 	&remat_i_planner_checkmate,
 	&remat_i_planner_checkmate_lp,
+	&remat_i_planner_lns,
 	NULL
 };
 

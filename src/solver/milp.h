@@ -74,6 +74,8 @@ struct remat_i_milp_opts {
 	const volatile sig_atomic_t *stop; /* NULL, or: stop as at the deadline once set */
 	double gap;            /* stop at this relative gap; 0: prove optimality */
 	const double *start;   /* a feasible x to start from (all columns), or NULL */
+	int64_t max_nodes;     /* CBC: stop after this many branch-and-bound nodes
+				  (deterministic, unlike a time limit); 0: none */
 	remat_i_milp_progress_fn progress;
 	void *progress_ctx;
 };

@@ -115,6 +115,9 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 			snprintf(buf, sizeof(buf), "%.3f", left);
 			Cbc_setParameter(cbc, "sec", buf);
 		}
+		if (o->max_nodes > 0)
+			Cbc_setMaximumNodes(cbc, o->max_nodes > 0x7fffffff ? 0x7fffffff
+					    : (int)o->max_nodes);
 		if (o->gap > 0) {
 			snprintf(buf, sizeof(buf), "%.17g", o->gap);
 			Cbc_setParameter(cbc, "ratioGap", buf);

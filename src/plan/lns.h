@@ -1,0 +1,54 @@
+/*
+ * lns.h - large-neighbourhood search on the Checkmate model: from a
+ * schedule, re-solve windows of stages with the MILP while the rest stays
+ * fixed (lns.c describes the method).  Shared by the lns planner and the
+ * last stage of auto.  Internal to libremat.
+ */
+#ifndef REMAT_PLAN_LNS_H
+#define REMAT_PLAN_LNS_H
+
+#include "remat/planner.h"
+
+struct remat_i_lns_opts {
+	const char *caller;      /* progress label ("lns", "auto") */
+	int backend;             /* enum remat_i_milp_backend (CBC) */
+	int depth;               /* recompute candidates: inputs of the window's
+				    computes up to this depth (default 1) */
+	int32_t window;          /* stages in the first window (default 8) */
+	int64_t max_windows;     /* stop after this many sub-MILPs; 0: none */
+	int64_t window_nodes;    /* branch-and-bound nodes per sub-MILP (default 500) */
+	double window_seconds;   /* wall-clock cap per sub-MILP (default 2 s) */
+};
+
+/* The defaults above. */
+void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller);
+
+/* The defaults, then the request's --lns-* options; REMAT_EUSAGE on a bad value. */
+int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_lns_opts *o,
+			  const char *caller, struct remat_error *err);
+
+struct remat_i_lns_stats {
+	int64_t windows;         /* sub-MILPs solved */
+	int64_t improved;        /* of which improved the schedule */
+	int64_t rejected;        /* solutions the simulator did not confirm (a model bug) */
+	int32_t stages;          /* T of the model */
+	int proven;              /* a window spanning every stage was solved to
+				    optimality: out is optimal in its order */
+	double start_cost, cost; /* before and after */
+	double last_s;           /* seconds from the start of LNS to its last improvement */
+};
+
+/*
+ * Improve start (a valid schedule of req->graph within req->budget) by
+ * LNS in the order of its first computations until req->deadline (or
+ * o->max_windows; with neither, until a pass over all stages at the
+ * largest window improves nothing).  out receives a compute-only schedule
+ * of req->graph, never costlier than start (start itself when nothing
+ * better was found or start does not map into the model).  REMAT_OK, or
+ * REMAT_ENOMEM / REMAT_EINTERNAL.
+ */
+int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,
+			const struct remat_i_lns_opts *o, struct remat_schedule *out,
+			struct remat_i_lns_stats *st, struct remat_error *err);
+
+#endif

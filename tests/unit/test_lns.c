@@ -1,0 +1,277 @@
+/*
+ * test_lns.c - large-neighbourhood search on the Checkmate model
+ * (src/plan/lns.c), the lns planner, and planning in other node orders
+ * (req->order): never worse than the start, never below the exhaustive
+ * optimum, optimal where it says so, the same answer twice.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "exhaustive.h"
+#include "randdag.h"
+#include "plan/lns.h"
+
+static struct remat_sim_result sim(const struct remat_graph *g, const struct remat_schedule *s,
+				   int64_t budget)
+{
+	struct remat_sim_result r;
+	struct remat_error err;
+
+	assert_int_equal(remat_simulate(g, s, budget, NULL, &r, &err), REMAT_OK);
+	return r;
+}
+
+/*
+ * A start at budget: the costliest schedule any of a few fast planners
+ * finds (so that there is something to improve).  0 when none fits.
+ */
+static int start_at(const struct remat_graph *g, int64_t budget, struct remat_schedule *s)
+{
+	static const char *const names[] = { "twremat", "dtr", "greedy", "chen", "chen-greedy" };
+	struct remat_plan_request req;
+	struct remat_sim_result r;
+	struct remat_schedule c;
+	struct remat_error err;
+	double worst = -1;
+	int i;
+
+	memset(&req, 0, sizeof(req));
+	req.graph = g;
+	req.budget = budget;
+	remat_schedule_init(&c);
+	for (i = 0; i < 5; i++)
+		if (remat_plan_run(remat_planner_find(names[i]), &req, &c, &r, &err) == REMAT_OK &&
+		    r.cost > worst) {
+			worst = r.cost;
+			assert_int_equal(remat_schedule_copy(s, &c, &err), REMAT_OK);
+		}
+	remat_schedule_release(&c);
+	return worst >= 0;
+}
+
+/*
+ * From the costliest fast planner's schedule at budgets between the least peak and the
+ * no-remat peak: each window re-solve keeps the schedule valid, within
+ * budget and never costlier (checked after every number of windows), and
+ * never below the optimum in the start's order (exhaustive search on the
+ * graph reordered by it); a search that proves its answer has exactly
+ * that optimum.
+ */
+static void test_windows_never_worse(void **state)
+{
+	uint64_t st = 2024;
+	int trial, proven = 0, improved = 0, runs = 0;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		/* Half random DAGs, half training chains (where recomputing pays). */
+		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 8) : 4 + (int)(tu_rand(&st) % 3);
+		char *json = trial % 2 ? random_dag_out(&st, n, 1)
+			: tu_random_graph_json(&st, n, 0.1, 1);
+		struct remat_graph *g = tu_graph(json), *h = NULL;
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
+		struct remat_schedule start, out;
+		struct remat_plan_request req;
+		struct remat_i_lns_opts o;
+		struct remat_i_lns_stats s;
+		struct remat_error err;
+		int32_t order[32];
+		double prev, opt;
+		int64_t w;
+
+		remat_schedule_init(&start);
+		remat_schedule_init(&out);
+		budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 10;
+		if (budget >= hi || !start_at(g, budget, &start)) {
+			remat_schedule_release(&start);
+			remat_graph_free(g);
+			free(json);
+			continue;
+		}
+		runs++;
+		/* The optimum in the start's order. */
+		assert_int_equal(remat_order_from_schedule(g, &start, order, &err), REMAT_OK);
+		assert_int_equal(remat_graph_reorder(g, order, &h, &err), REMAT_OK);
+		opt = exhaustive_min_cost_in_order(h, budget);
+		assert_true(opt >= 0);
+		memset(&req, 0, sizeof(req));
+		req.graph = g;
+		req.budget = budget;
+		prev = sim(g, &start, budget).cost;
+		for (w = 1; w <= 6; w++) {
+			struct remat_sim_result r;
+
+			remat_i_lns_opts_init(&o, "test");
+			o.window = 2;
+			o.max_windows = w;
+			assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err),
+					 REMAT_OK);
+			r = sim(g, &out, budget);
+			assert_true(r.valid && r.feasible);
+			assert_true(r.cost <= s.start_cost + 1e-9);
+			assert_true(fabs(r.cost - s.cost) < 1e-9);
+			/* More windows: never costlier (the same windows first). */
+			assert_true(r.cost <= prev + 1e-9);
+			assert_true(r.cost >= opt - 1e-9);
+			prev = r.cost;
+		}
+		/* Without a cap it runs until it stops improving, or proves. */
+		remat_i_lns_opts_init(&o, "test");
+		assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err), REMAT_OK);
+		assert_true(s.cost >= opt - 1e-9);
+		if (s.proven) {
+			assert_true(fabs(s.cost - opt) < 1e-9);
+			proven++;
+		}
+		improved += s.cost < s.start_cost - 1e-9;
+		remat_schedule_release(&start);
+		remat_schedule_release(&out);
+		remat_graph_free(h);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("lns: %d starts, %d improved, %d proven optimal in their order\n", runs,
+		      improved, proven);
+	assert_true(runs >= 20);
+	assert_true(improved >= 5);
+	assert_true(proven >= runs / 2);
+}
+
+/*
+ * The lns planner and auto, in the file's order and in the best order,
+ * against the exhaustive optimum over all schedules: valid, within
+ * budget, never below it; lns the same twice (its windows are capped).
+ */
+static void test_planners_against_exhaustive(void **state)
+{
+	uint64_t st = 99;
+	int trial, m, exact = 0, runs = 0, order_wins = 0;
+
+	(void)state;
+	for (trial = 0; trial < 24; trial++) {
+		int n = 5 + (int)(tu_rand(&st) % 7);
+		char *json = random_dag_out(&st, n, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak;
+		int64_t budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 4;
+		double best = exhaustive_min_cost(g, budget), in_file = -1;
+		struct remat_kv opt = { "lns-windows", "8" };
+
+
+		for (m = 0; m < 4; m++) {
+			const struct remat_planner *p = remat_planner_find(m < 2 ? "lns" : "auto");
+			struct remat_plan_request req;
+			struct remat_schedule s, s2;
+			struct remat_sim_result r, r2;
+			struct remat_error err;
+			int rc;
+
+			memset(&req, 0, sizeof(req));
+			req.graph = g;
+			req.budget = budget;
+			req.order = m % 2 ? REMAT_ORDER_BEST : REMAT_ORDER_FILE;
+			req.options = &opt;
+			req.n_options = 1;
+			remat_schedule_init(&s);
+			remat_schedule_init(&s2);
+			rc = remat_plan_run(p, &req, &s, &r, &err);
+			if (best == -1) {
+				assert_int_equal(rc, REMAT_ENOFIT);
+			} else if (best < 0) {
+				/* too large for the exhaustive search */
+			} else if (rc == REMAT_OK) {
+				assert_true(r.valid && r.feasible);
+				assert_true(r.cost >= best - 1e-9);
+				runs++;
+				exact += fabs(r.cost - best) < 1e-9;
+				if (m == 2)
+					in_file = r.cost;
+				if (m == 3 && in_file >= 0 && r.cost < in_file - 1e-9)
+					order_wins++;
+				if (m == 3 && in_file >= 0)
+					/* auto plans in the file's order too: never worse */
+					assert_true(r.cost <= in_file + 1e-9);
+				if (m < 2) {
+					assert_int_equal(remat_plan_run(p, &req, &s2, &r2, &err), REMAT_OK);
+					assert_true(s.n == s2.n);
+					assert_memory_equal(s.steps, s2.steps, sizeof(*s.steps) * s.n);
+				}
+			} else {
+				assert_int_equal(rc, REMAT_ENOFIT);
+			}
+			remat_schedule_release(&s);
+			remat_schedule_release(&s2);
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("lns/auto: %d plans, %d at the global optimum; the best order beat the "
+		      "file's %d times\n", runs, exact, order_wins);
+	assert_true(runs >= 40);
+	assert_true(exact >= runs / 2);
+}
+
+/*
+ * A poor file order (a1 b1 a2 b2 c: both 10s at once, peak 21): at a
+ * budget of 12 the file's order must recompute, the best order need not.
+ */
+static void test_order_poor_file(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"a1\",\"mem\":10,\"inputs\":[\"x\"]},"
+		"{\"id\":\"b1\",\"mem\":10,\"inputs\":[\"x\"]},"
+		"{\"id\":\"a2\",\"mem\":1,\"inputs\":[\"a1\"]},"
+		"{\"id\":\"b2\",\"mem\":1,\"inputs\":[\"b1\"]},"
+		"{\"id\":\"c\",\"mem\":1,\"inputs\":[\"a2\",\"b2\"]}]}");
+	struct remat_plan_request req;
+	struct remat_plan_report rep;
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+	const char *names[] = { "checkmate", "twremat", "auto", "lns" };
+	int i;
+
+	(void)state;
+	remat_schedule_init(&s);
+	assert_true(exhaustive_min_cost(g, 12) == 5);
+	for (i = 0; i < 4; i++) {
+		memset(&req, 0, sizeof(req));
+		remat_plan_report_init(&rep);
+		req.graph = g;
+		req.budget = 12;
+		req.report = &rep;
+		req.order = REMAT_ORDER_BEST;
+		assert_int_equal(remat_plan_run(remat_planner_find(names[i]), &req, &s, &r, &err),
+				 REMAT_OK);
+		assert_true(r.feasible && r.cost == 5 && r.recomputes == 0);
+		/* checkmate in the file's order: its optimum there, which recomputes. */
+		req.order = REMAT_ORDER_FILE;
+		if (i == 0) {
+			assert_int_equal(remat_plan_run(remat_planner_find(names[i]), &req, &s, &r,
+							&err), REMAT_OK);
+			assert_true(fabs(r.cost - exhaustive_min_cost_in_order(g, 12)) < 1e-9);
+		}
+	}
+	assert_true(exhaustive_min_cost_in_order(g, 12) > 5);
+	/* 'none' is the reference: it keeps the file's order, whatever is asked. */
+	req.order = REMAT_ORDER_BEST;
+	req.budget = 21;
+	assert_int_equal(remat_plan_run(remat_planner_find("none"), &req, &s, &r, &err), REMAT_OK);
+	assert_int_equal(r.peak_mem, 21);
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_windows_never_worse),
+		cmocka_unit_test(test_planners_against_exhaustive),
+		cmocka_unit_test(test_order_poor_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
