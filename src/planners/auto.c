@@ -276,8 +276,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	}
 	if (req->report && st.windows > 0)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "auto: lns ran %lld window MILPs, %lld improved the plan (%.6g -> %.6g)%s",
-			 (long long)st.windows, (long long)st.improved, st.start_cost, st.cost,
+			 "auto: lns ran %lld window MILPs, %lld improved the plan (cost %+.3f%%)%s",
+			 (long long)st.windows, (long long)st.improved,
+			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 	if (!k.best.have && first_failure != REMAT_OK) {
 		*err = failure;

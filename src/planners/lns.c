@@ -104,8 +104,9 @@ static int lns_plan(const struct remat_plan_request *req, struct remat_schedule 
 		rc = remat_i_lns_improve(req, &k.best.sched, &o, out, &st, err);
 	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "lns: %lld window MILPs, %lld improved the start (%.6g -> %.6g)%s",
-			 (long long)st.windows, (long long)st.improved, st.start_cost, st.cost,
+			 "lns: %lld window MILPs, %lld improved the start (cost %+.3f%%)%s",
+			 (long long)st.windows, (long long)st.improved,
+			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 		if (st.proven) {
 			req->report->lower_bound = st.cost;
