@@ -522,6 +522,9 @@ def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=
         "version": 1,
         "name": name,
         "cost_unit": "us" if measure else "flop",
+        # Held outside the graph for the whole step: parameters, buffers and
+        # (at most) a gradient per parameter, which this graph leaves out.
+        "fixed_bytes": 2 * params_bytes + buffers_bytes,
         "source": {
             "exporter": "remat_torch.export v%d" % EXPORTER_VERSION,
             "torch": torch.__version__,

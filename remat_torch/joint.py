@@ -1033,6 +1033,9 @@ def to_graph(J, name):
     }
     return {"format": "remat-graph", "version": 1, "name": name,
             "cost_unit": "us" if "measured" in J.source.get("cost", "") else "flop",
+            # Held for the whole step outside the graph (parameter gradients
+            # are in it): what `remat plan --device-memory` subtracts.
+            "fixed_bytes": J.source["params_bytes"] + J.source["buffers_bytes"],
             "source": J.source, "program": program, "nodes": nodes, "outputs": J.outputs}
 
 

@@ -75,6 +75,13 @@ struct remat_graph {
 	int64_t no_remat_peak;        /* FORMATS.md section 3 */
 	int64_t min_peak_lower_bound; /* max over non-inputs of inputs+mem+ws */
 	double baseline_cost;         /* sum of cost over non-input nodes */
+	/*
+	 * "fixed_bytes" (optional): device memory the step holds outside the
+	 * graph from start to end (parameters, buffers, what the exporter
+	 * leaves out); -1 when the file does not say.  A device of D bytes
+	 * leaves D - fixed_bytes for the graph (remat plan --device-memory).
+	 */
+	int64_t fixed_bytes;
 
 	struct remat_graph_store *store; /* internal: storage and the id index */
 };
@@ -122,6 +129,8 @@ int remat_builder_add(struct remat_graph_builder *b,
 /* Declare an output; with none declared, every node nobody uses is one. */
 int remat_builder_add_output(struct remat_graph_builder *b, const char *id,
 			     struct remat_error *err);
+/* Bytes resident outside the graph for the whole step (-1: not known). */
+void remat_builder_set_fixed_bytes(struct remat_graph_builder *b, int64_t bytes);
 /* Declare explicitly that the outputs list is present (possibly empty). */
 void remat_builder_outputs_given(struct remat_graph_builder *b);
 int remat_builder_finish(struct remat_graph_builder *b,

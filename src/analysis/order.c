@@ -882,6 +882,8 @@ int remat_graph_reorder(const struct remat_graph *g, const int32_t *order,
 		rc = remat_builder_set_name(b, g->name, err);
 	if (rc == REMAT_OK)
 		rc = remat_builder_set_cost_unit(b, g->cost_unit, err);
+	if (rc == REMAT_OK)
+		remat_builder_set_fixed_bytes(b, g->fixed_bytes);
 	for (i = 0; i < g->n && rc == REMAT_OK; i++) {
 		int32_t v = order[i];
 		struct remat_node_spec sp;

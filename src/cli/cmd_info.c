@@ -92,6 +92,10 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		remat_i_json_write_num(stdout, g->baseline_cost);
 		if (order_peak >= 0)
 			printf(", \"best_order_peak\": %lld", (long long)order_peak);
+		if (g->fixed_bytes >= 0)
+			printf(", \"fixed_bytes\": %lld", (long long)g->fixed_bytes);
+		else
+			printf(", \"fixed_bytes\": null");
 		if (width >= -1)
 			printf(", \"treewidth\": %d", width);
 		else
@@ -128,6 +132,13 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		       : "inference (no backward nodes)");
 		printf("total memory   %-14s (%lld bytes)\n", b1, (long long)g->total_mem);
 		printf("no-remat peak  %-14s (%lld bytes)\n", b2, (long long)g->no_remat_peak);
+		if (g->fixed_bytes >= 0) {
+			char b4[32];
+
+			remat_format_bytes(g->fixed_bytes, b4, sizeof(b4));
+			printf("fixed memory   %-14s (%lld bytes held outside the graph; a device "
+			       "needs the no-remat peak plus this)\n", b4, (long long)g->fixed_bytes);
+		}
 		if (order_peak >= 0) {
 			char b4[32];
 

@@ -104,9 +104,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	double t0 = remat_now(), elapsed, limit = PLAN_DEFAULT_SECONDS;
 	struct sigaction sa, old_int;
 	uint64_t seed = 1;
+	int64_t device = -1;
 	struct cli_opt opts[] = {
-		OPT_BUDGET_REQUIRED('b', "budget", &budget,
-				    "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak"),
+		OPT_BUDGET('b', "budget", &budget,
+			   "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak"),
+		OPT_BYTES(0, "device-memory", &device, "B",
+			  "instead of --budget: the device's memory; the budget is B less the "
+			  "graph's fixed_bytes (parameters, buffers, what it leaves out)"),
 		OPT_STRING('p', "planner", &pname, "NAME",
 			   "planner to run (default auto; see 'remat planners')"),
 		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically)"),
@@ -145,6 +149,11 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	remat_error_clear(&err);
 	remat_schedule_init(&s);
+	if (budget.given == (device >= 0)) {
+		code = cli_usage_error(budget.given ? "give '--budget' or '--device-memory', not both"
+				       : "'--budget' is required (or '--device-memory')");
+		goto done;
+	}
 	p = cli_find_planner(pname);
 	if (!p) {
 		code = CLI_EXIT_USAGE;
@@ -164,8 +173,22 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 
 	memset(&req, 0, sizeof(req));
 	rc = remat_graph_load_file(argv[0], &g, &err);
-	if (rc == REMAT_OK)
+	if (rc == REMAT_OK && budget.given) {
 		rc = remat_budget_resolve(&budget.spec, g->no_remat_peak, &req.budget, &err);
+	} else if (rc == REMAT_OK && g->fixed_bytes < 0) {
+		rc = REMAT_FAIL(&err, REMAT_EINPUT, "%s: '--device-memory' needs the graph's "
+				"'fixed_bytes' (memory held outside the graph), which it does not "
+				"give; use '--budget'", argv[0]);
+	} else if (rc == REMAT_OK && device < g->fixed_bytes) {
+		char d[32], f[32];
+
+		remat_format_bytes(device, d, sizeof(d));
+		remat_format_bytes(g->fixed_bytes, f, sizeof(f));
+		rc = REMAT_FAIL(&err, REMAT_ENOFIT, "a device of %s holds less than the %s the "
+				"graph keeps outside it (fixed_bytes)", d, f);
+	} else if (rc == REMAT_OK) {
+		req.budget = device - g->fixed_bytes;
+	}
 	if (rc) {
 		cli_error("%s", err.msg);
 		if (json)

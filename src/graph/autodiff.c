@@ -227,6 +227,8 @@ int remat_i_train(const struct remat_graph *fwd, const struct remat_train_opts *
 	if (rc == REMAT_OK)
 		rc = remat_builder_set_cost_unit(b, fwd->cost_unit, err);
 	if (rc == REMAT_OK)
+		remat_builder_set_fixed_bytes(b, fwd->fixed_bytes);
+	if (rc == REMAT_OK)
 		rc = add_forward(fwd, o, &c, b, err);
 	if (rc == REMAT_OK)
 		rc = add_backward(fwd, o, &c, b, err);

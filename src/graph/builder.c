@@ -28,6 +28,7 @@ struct pending {
 struct remat_graph_builder {
 	struct remat_arena *arena;
 	const char *source, *name, *cost_unit;
+	int64_t fixed_bytes;      /* -1: not given */
 	struct pending *nodes;
 	int32_t n, cap;
 	const char **in_ids;
@@ -128,6 +129,7 @@ int remat_builder_new(const char *source, struct remat_graph_builder **out,
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	}
 	b->source = remat_i_arena_strdup(b->arena, source ? source : "<graph>");
+	b->fixed_bytes = -1;
 	b->mask = 1023;
 	b->map = malloc(sizeof(int32_t) * (b->mask + 1));
 	if (!b->source || !b->map) {
@@ -170,6 +172,11 @@ int remat_builder_set_cost_unit(struct remat_graph_builder *b,
 	if (!(b->cost_unit = remat_i_arena_strdup(b->arena, unit)))
 		return oom(b, err);
 	return REMAT_OK;
+}
+
+void remat_builder_set_fixed_bytes(struct remat_graph_builder *b, int64_t bytes)
+{
+	b->fixed_bytes = bytes < 0 ? -1 : bytes;
 }
 
 void remat_builder_outputs_given(struct remat_graph_builder *b)
@@ -473,6 +480,7 @@ static int graph_new(struct remat_graph_builder *b, struct remat_graph **out)
 	g->name = b->name ? b->name : remat_i_arena_strdup(A, strrchr(src, '/') ?
 							 strrchr(src, '/') + 1 : src);
 	g->cost_unit = b->cost_unit ? b->cost_unit : "unit";
+	g->fixed_bytes = b->fixed_bytes;
 	g->id = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(char *));
 	g->label = remat_i_arena_calloc(A, (size_t)n + 1, sizeof(char *));
 	g->kind = remat_i_arena_calloc(A, (size_t)n + 1, 1);

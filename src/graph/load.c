@@ -195,6 +195,15 @@ static int build_from_json(const cJSON *root, const char *src,
 			return top_fail(src, err, "cost_unit", "must be a string", v);
 		REMAT_TRY(remat_builder_set_cost_unit(b, v->valuestring, err));
 	}
+	v = remat_i_json_member(root, "fixed_bytes", NULL);
+	if (v) {
+		int64_t fixed;
+
+		if (!remat_i_json_uint(v, REMAT_MAX_BYTES, &fixed))
+			return top_fail(src, err, "fixed_bytes",
+					"must be an integer number of bytes from 0 to 2^53", v);
+		remat_builder_set_fixed_bytes(b, fixed);
+	}
 	v = remat_i_json_member(root, "nodes", NULL);
 	if (!v || !cJSON_IsArray(v))
 		return top_fail(src, err, "nodes", "must be an array of node objects", v);

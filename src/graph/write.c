@@ -79,6 +79,8 @@ static void write_body(FILE *f, const struct remat_graph *g)
 	remat_i_json_write_str(f, g->name);
 	fputs(",\"cost_unit\":", f);
 	remat_i_json_write_str(f, g->cost_unit);
+	if (g->fixed_bytes >= 0)
+		fprintf(f, ",\"fixed_bytes\":%lld", (long long)g->fixed_bytes);
 	fputs(",\"nodes\":[", f);
 	for (v = 0; v < g->n; v++) {
 		fputs(v ? ",\n" : "\n", f);

@@ -53,6 +53,8 @@ static void test_top_level_errors(void **state)
 	EXPECT("{\"format\":\"remat-graph\",\"version\":\"1\",\"nodes\":[]}", "'version'");
 	EXPECT(HEAD "\"name\":5,\"nodes\":[]}", "'name'");
 	EXPECT(HEAD "\"cost_unit\":[],\"nodes\":[]}", "'cost_unit'");
+	EXPECT(HEAD "\"fixed_bytes\":-1,\"nodes\":[]}", "'fixed_bytes'", "integer");
+	EXPECT(HEAD "\"fixed_bytes\":1.5,\"nodes\":[]}", "'fixed_bytes'", "integer");
 	EXPECT(HEAD "\"nodes\":{}}", "'nodes' must be an array");
 	EXPECT("{\"format\":\"remat-graph\",\"version\":1}", "'nodes'");
 	EXPECT(HEAD "\"format\":\"remat-graph\",\"nodes\":[]}", "'format'", "more than once");
@@ -263,6 +265,39 @@ static void test_defaults_and_fields(void **state)
 	assert_int_equal(g->no_remat_peak, 30);
 	/* f: x + f + ws = 28; b: l + x + b = 17. */
 	assert_int_equal(g->min_peak_lower_bound, 28);
+	remat_graph_free(g);
+}
+
+/* fixed_bytes: read, -1 when absent, written back, carried by train. */
+static void test_fixed_bytes(void **state)
+{
+	struct remat_graph *g = tu_graph(HEAD "\"fixed_bytes\":1234,\"nodes\":["
+					 "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+					 "{\"id\":\"a\",\"kind\":\"forward\",\"mem\":2,"
+					 "\"inputs\":[\"x\"]}]}");
+	struct remat_graph *back = NULL, *t = NULL;
+	struct remat_train_opts o;
+	struct remat_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_int_equal(g->fixed_bytes, 1234);
+	assert_int_equal(remat_graph_write(f, g, &err), REMAT_OK);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"fixed_bytes\":1234"));
+	assert_int_equal(remat_graph_load_buffer(buf, len, "back", &back, &err), REMAT_OK);
+	assert_int_equal(back->fixed_bytes, 1234);
+	remat_train_opts_init(&o);
+	assert_int_equal(remat_graph_train(g, &o, &t, &err), REMAT_OK);
+	assert_int_equal(t->fixed_bytes, 1234);
+	remat_graph_free(t);
+	remat_graph_free(back);
+	remat_graph_free(g);
+	free(buf);
+	g = tu_graph(TU_KUMAR);
+	assert_int_equal(g->fixed_bytes, -1);
 	remat_graph_free(g);
 }
 
@@ -515,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_kumar_structure),
 		cmocka_unit_test(test_stable_topological_order),
 		cmocka_unit_test(test_defaults_and_fields),
+		cmocka_unit_test(test_fixed_bytes),
 		cmocka_unit_test(test_name_defaults_to_file),
 		cmocka_unit_test(test_mem_limit_is_inclusive),
 		cmocka_unit_test(test_builder_direct),
