@@ -789,15 +789,17 @@ def main(argv=None, prog=PROG):
     ap.add_argument("-o", "--output", default="-",
                     help="the graph file, written atomically (default: stdout)")
     ap.add_argument("--name", help="the graph's name (default MODEL-train-bBATCH)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch CPU threads (default 1, for stable --measure)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads (default: every core; 1 with --measure, "
+                         "for stable timings)")
     ap.add_argument("--joint", action="store_true",
                     help="the joint forward+backward graph of ATen operators, executable "
                     "node by node (remat_torch/joint.py), and OUT.pt beside OUT.json")
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="no progress on stderr (shown when stderr is a terminal)")
     a = ap.parse_args(argv)
-    torch.set_num_threads(a.threads)
+    torch.set_num_threads(a.threads if a.threads else
+                          1 if a.measure else (os.cpu_count() or 1))
     torch.manual_seed(0)
     if a.batch < 1:
         ap.error("--batch must be at least 1")
