@@ -77,6 +77,7 @@ const char *cli_command_name(void)
 	return current ? current->name : NULL;
 }
 
+__attribute__((format(printf, 1, 0)))
 static void vmessage(const char *fmt, va_list ap)
 {
 	if (current)

@@ -43,11 +43,22 @@
 #include <stdint.h>
 
 /* MOVED for a heap that does not track positions. */
+
+/*
+ * Every function is marked unused: a file defines the whole family and
+ * calls only some, and clang (unlike gcc) warns about an unused static
+ * inline function that a macro expanded in the .c file itself.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define REMAT_HEAP_FN static inline __attribute__((unused))
+#else
+#define REMAT_HEAP_FN static inline
+#endif
 #define REMAT_HEAP_UNTRACKED(ctx, e, i) ((void)0)
 
 #define REMAT_HEAP_DEFINE(name, T, Ctx, LESS, MOVED)                           \
 /* Put e into the hole at i, moving larger parents down; where e lands. */     \
-static inline int64_t name##_place_up(T *h, int64_t i, T e, Ctx *ctx)          \
+REMAT_HEAP_FN int64_t name##_place_up(T *h, int64_t i, T e, Ctx *ctx)          \
 {                                                                              \
 	(void)ctx;                                                             \
 	while (i > 0) {                                                        \
@@ -65,7 +76,7 @@ static inline int64_t name##_place_up(T *h, int64_t i, T e, Ctx *ctx)          \
 }                                                                              \
                                                                                \
 /* Put e into the hole at i, moving smaller children up into it. */            \
-static inline void name##_place_down(T *h, int64_t n, int64_t i, T e,          \
+REMAT_HEAP_FN void name##_place_down(T *h, int64_t n, int64_t i, T e,          \
 				     Ctx *ctx)                                 \
 {                                                                              \
 	(void)ctx;                                                             \
@@ -86,24 +97,24 @@ static inline void name##_place_down(T *h, int64_t n, int64_t i, T e,          \
 	MOVED(ctx, e, i);                                                      \
 }                                                                              \
                                                                                \
-static inline int64_t name##_sift_up(T *h, int64_t i, Ctx *ctx)                \
+REMAT_HEAP_FN int64_t name##_sift_up(T *h, int64_t i, Ctx *ctx)                \
 {                                                                              \
 	return name##_place_up(h, i, h[i], ctx);                               \
 }                                                                              \
                                                                                \
-static inline void name##_sift_down(T *h, int64_t n, int64_t i, Ctx *ctx)      \
+REMAT_HEAP_FN void name##_sift_down(T *h, int64_t n, int64_t i, Ctx *ctx)      \
 {                                                                              \
 	name##_place_down(h, n, i, h[i], ctx);                                 \
 }                                                                              \
                                                                                \
-static inline void name##_push(T *h, int64_t *n, T e, Ctx *ctx)                \
+REMAT_HEAP_FN void name##_push(T *h, int64_t *n, T e, Ctx *ctx)                \
 {                                                                              \
 	int64_t i = (*n)++;                                                    \
                                                                                \
 	(void)name##_place_up(h, i, e, ctx);                                   \
 }                                                                              \
                                                                                \
-static inline T name##_pop(T *h, int64_t *n, Ctx *ctx)                         \
+REMAT_HEAP_FN T name##_pop(T *h, int64_t *n, Ctx *ctx)                         \
 {                                                                              \
 	T top = h[0];                                                          \
 	int64_t len = --(*n);                                                  \
@@ -119,13 +130,13 @@ static inline T name##_pop(T *h, int64_t *n, Ctx *ctx)                         \
  * treedec) the second may move it too, and the order is not always            \
  * restored: update after each change when it must be.                         \
  */                                                                            \
-static inline void name##_update(T *h, int64_t n, int64_t i, Ctx *ctx)         \
+REMAT_HEAP_FN void name##_update(T *h, int64_t n, int64_t i, Ctx *ctx)         \
 {                                                                              \
 	i = name##_place_up(h, i, h[i], ctx);                                  \
 	name##_place_down(h, n, i, h[i], ctx);                                 \
 }                                                                              \
                                                                                \
-static inline void name##_heapify(T *h, int64_t n, Ctx *ctx)                   \
+REMAT_HEAP_FN void name##_heapify(T *h, int64_t n, Ctx *ctx)                   \
 {                                                                              \
 	int64_t i;                                                             \
                                                                                \
