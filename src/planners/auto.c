@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/budget.h"
 #include "remat/order.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
@@ -297,9 +298,15 @@ static int auto_plan(const struct remat_plan_request *req,
 		goto done;
 	}
 	if (!k.best.have) {
+		char b[32], pk[32], lb[32];
+
+		remat_format_bytes(req->budget, b, sizeof(b));
+		remat_format_bytes(req->graph->no_remat_peak, pk, sizeof(pk));
+		remat_format_bytes(req->graph->min_peak_lower_bound, lb, sizeof(lb));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
-				"budget of %lld bytes (no-remat peak %lld, lower bound %lld)",
-				(long long)req->budget, (long long)req->graph->no_remat_peak,
+				"budget of %s (%lld bytes); the no-remat peak is %s (%lld bytes), "
+				"the lower bound %s (%lld bytes)", b, (long long)req->budget, pk,
+				(long long)req->graph->no_remat_peak, lb,
 				(long long)req->graph->min_peak_lower_bound);
 		goto done;
 	}
