@@ -131,8 +131,19 @@ def check_interrupt(remat, graph, tmp, judge):
     if p.returncode == 0 and os.path.exists(out2):
         # The first stop may have finished before the second arrived.
         return True
-    if p.returncode != -signal.SIGINT or os.path.exists(out2):
+    if p.returncode != -signal.SIGINT:
         print("after two SIGINTs: exit %d, file %s" % (p.returncode, os.path.exists(out2)))
+        return False
+    if os.path.exists(out2):
+        # The second came after the first stop's schedule was renamed
+        # into place: then the file must be whole and valid, never half.
+        j = subprocess.run(["/usr/bin/python3", judge, graph, out2, "--json"],
+                           capture_output=True, text=True)
+        if j.returncode not in (0, 3):
+            print("killed after writing, the schedule is not whole: %s" % j.stdout)
+            return False
+    if [n for n in os.listdir(tmp) if ".tmp." in n]:
+        print("a temporary file was left behind: %s" % os.listdir(tmp))
         return False
     return True
 
