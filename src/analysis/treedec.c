@@ -821,7 +821,7 @@ int remat_treedec_build_limited(const struct remat_graph *g, const uint8_t *mask
 				struct remat_treedec *td, struct remat_error *err)
 {
 	struct td_build b;
-	int rc = REMAT_ENOMEM, step = 1, s;
+	int rc = REMAT_ENOMEM, step, s;
 
 	memset(&b, 0, sizeof(b));
 	b.rest_at = INT32_MAX;
@@ -832,6 +832,11 @@ int remat_treedec_build_limited(const struct remat_graph *g, const uint8_t *mask
 	memset(td, 0, sizeof(*td));
 	td->width = -1;
 	td->root = -1;
+	/* Out of time already: not even step 1's O(n + edges). */
+	step = 1;
+	s = td_expired(&b.st) ? TD_EXPIRED : 0;
+	if (s)
+		goto failed;
 	/* Step 1. */
 	if (local_graph(&b, g, mask, td))
 		goto done;
@@ -865,12 +870,12 @@ failed:
 		char where[80];
 
 		if (step == 3)
-			snprintf(where, sizeof(where), "eliminating nodes (%d of %d done)",
+			snprintf(where, sizeof(where), "while eliminating nodes (%d of %d done)",
 				 (int)b.n_elim, (int)b.st.m);
 		else
-			snprintf(where, sizeof(where), "%s", step == 2 ? "counting triangles"
-				 : "merging bags");
-		rc = REMAT_FAIL(err, REMAT_ECANCELED, "tree decomposition: %s while %s",
+			snprintf(where, sizeof(where), "%s", step == 1 ? "before it started"
+				 : step == 2 ? "while counting triangles" : "while merging bags");
+		rc = REMAT_FAIL(err, REMAT_ECANCELED, "tree decomposition: %s %s",
 				b.st.stop && *b.st.stop ? "stopped" : "time limit reached",
 				where);
 	}
