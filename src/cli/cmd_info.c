@@ -190,7 +190,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			       "needs the no-remat peak plus this)\n", b4, (long long)g->fixed_bytes);
 		}
 		if (order_late)
-			printf("best order     not computed (no time left %.1f s after the start; "
+			printf("best order     not computed (no time left %.3g s after the start; "
 			       "see --time-limit)\n", deadline - t0);
 		if (order_peak >= 0) {
 			char b4[32];
@@ -221,7 +221,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			printf("tree width     %d (min-fill heuristic, an upper bound on the "
 			       "treewidth)\n", width);
 		else if (width_late)
-			printf("tree width     not computed (not done %.1f s after the start; "
+			printf("tree width     not computed (not done %.3g s after the start; "
 			       "see --time-limit)\n", deadline - t0);
 		if (budget_opt.given) {
 			remat_format_bytes(budget, b1, sizeof(b1));
@@ -232,9 +232,12 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			else if (lp_status == 1)
 				printf("LP bound       none at %s: no schedule in topological order "
 				       "fits\n", b1);
+			else if (lp_seconds <= 0)
+				printf("LP bound       not computed at %s: no time left (see "
+				       "--time-limit)\n", b1);
 			else
 				printf("LP bound       not computed at %s: the LP would take over "
-				       "%.3g s\n", b1, lp_seconds > 0 ? lp_seconds : 0.0);
+				       "%.3g s\n", b1, lp_seconds);
 		}
 	}
 	remat_chain_free(chain);
