@@ -30,3 +30,13 @@ def no_torch_message():
     return ("remat_torch: %s cannot import torch; install Debian's python3-torch and "
             "python3-torchvision with scripts/bootstrap-torch.sh, then use /usr/bin/python3"
             % sys.executable)
+
+
+def storage_key(t):
+    """(data_ptr, nbytes) of a tensor's storage, None when it holds no
+    bytes: how both exporters tell tensors that share memory apart."""
+    s = t.storage()
+    n = s.nbytes()
+    if n == 0:
+        return None
+    return s.data_ptr(), n

@@ -70,6 +70,7 @@ import time
 import weakref
 
 from remat_torch import no_torch_message
+from remat_torch import storage_key as _storage
 
 try:
     import torch
@@ -84,15 +85,6 @@ PROG = "remat_torch export"
 
 
 # ---------------------------------------------------------------- helpers
-
-def _storage(t):
-    """(key, nbytes) of a tensor's storage, or None for empty storages."""
-    s = t.storage()
-    n = s.nbytes()
-    if n == 0:
-        return None
-    return s.data_ptr(), n
-
 
 def _numel(ts):
     return sum(t.numel() for t in ts)

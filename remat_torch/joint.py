@@ -73,6 +73,8 @@ import os
 import sys
 import time
 
+from remat_torch import storage_key
+
 try:
     import torch
     from torch.utils._pytree import tree_flatten
@@ -99,15 +101,6 @@ class JointError(Exception):
 
 
 # ------------------------------------------------------------ helpers
-
-def storage_key(t):
-    """(data_ptr, nbytes) of a tensor's storage, None when it holds no bytes."""
-    s = t.storage()
-    n = s.nbytes()
-    if n == 0:
-        return None
-    return s.data_ptr(), n
-
 
 def value_storages(v):
     """{storage ptr: nbytes} of the tensors in a node value."""

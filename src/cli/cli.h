@@ -185,6 +185,13 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage_see(const char *see, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * How many of a command's outputs go to standard output: --json (when
+ * json is set) and each FILE argument that is "-" (NULL: not given).
+ * More than one is a usage error: they would mix.
+ */
+int cli_stdout_claims(int json, const char *file1, const char *file2);
+
 /* The planner called name, or NULL after a usage error (with a suggestion). */
 const struct remat_planner *cli_find_planner(const char *name);
 /* Integer text in [lo, hi]: 0, or -1 when it is not one. */

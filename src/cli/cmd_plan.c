@@ -31,7 +31,8 @@ static void on_interrupt(int sig)
 }
 
 /* The nodes recomputed (the first few, and how many), for the summary. */
-static void print_recomputed(const struct remat_graph *g, const struct remat_schedule *s)
+static void print_recomputed(FILE *o, const struct remat_graph *g,
+			     const struct remat_schedule *s)
 {
 	uint8_t *seen = calloc((size_t)g->n + 1, 1), *listed = calloc((size_t)g->n + 1, 1);
 	int64_t i, shown = 0, distinct = 0;
@@ -50,16 +51,16 @@ static void print_recomputed(const struct remat_graph *g, const struct remat_sch
 			listed[v] = 1;
 			distinct++;
 			if (shown < 5) {
-				printf("%s%s", shown ? ", " : "  recomputed  ", g->id[v]);
+				fprintf(o, "%s%s", shown ? ", " : "  recomputed  ", g->id[v]);
 				shown++;
 			}
 		}
 		seen[v] = 1;
 	}
 	if (distinct > shown)
-		printf(" and %lld more", (long long)(distinct - shown));
+		fprintf(o, " and %lld more", (long long)(distinct - shown));
 	if (distinct)
-		printf(" (%lld nodes)\n", (long long)distinct);
+		fprintf(o, " (%lld nodes)\n", (long long)distinct);
 	free(seen);
 	free(listed);
 }
@@ -113,7 +114,8 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 			  "graph's fixed_bytes (parameters, buffers, what it leaves out)"),
 		OPT_STRING('p', "planner", &pname, "NAME",
 			   "planner to run (default auto; see 'remat planners')"),
-		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically)"),
+		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically; - for "
+			   "stdout, the summary then on stderr)"),
 		OPT_SECONDS('t', "time-limit", &limit,
 			    "stop searching SECONDS after the command starts, loading "
 			    "included, and keep the best schedule (default 10; 0: no limit)"),
@@ -137,6 +139,7 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	struct remat_plan_report report;
 	struct remat_error err;
 	struct progress_ctx pc = { 0, 0 };
+	FILE *sum = stdout;
 
 	code = cli_parse(cmd, opts, &argc, argv);
 	if (code != CLI_GO_ON) {
@@ -159,6 +162,14 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		code = CLI_EXIT_USAGE;
 		goto done;
 	}
+	if (cli_stdout_claims(json, out, timeline) > 1) {
+		code = cli_usage_error("'--json', '-o -' and '--timeline -' each write to "
+				       "standard output: give one of them");
+		goto done;
+	}
+	/* The schedule on stdout: the summary goes to stderr, as with --json. */
+	if (out && strcmp(out, "-") == 0)
+		sum = stderr;
 	if (order_text && remat_order_method_parse(order_text) < 0) {
 		code = cli_usage_error("unknown order '%s' (file, greedy, schedule, local, best, "
 				       "budget)", order_text);
@@ -262,28 +273,28 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		cli_print_result_json(stdout, &res, req.budget, p->name, report.chosen, elapsed,
 				      NULL, &report);
 	} else {
-		printf("%s: planner %s%s%s%s, %lld steps, planned in %.3f s\n", g->name, p->name,
+		fprintf(sum, "%s: planner %s%s%s%s, %lld steps, planned in %.3f s\n", g->name, p->name,
 		       report.chosen[0] ? " (chose " : "", report.chosen,
 		       report.chosen[0] ? ")" : "", (long long)s.n, elapsed);
-		cli_print_result_text(stdout, g, &res, req.budget);
-		print_recomputed(g, &s);
+		cli_print_result_text(sum, g, &res, req.budget);
+		print_recomputed(sum, g, &s);
 		if (!isnan(report.lower_bound)) {
 			char lb[32];
 
 			cli_format_cost(report.lower_bound, lb, sizeof(lb));
-			printf("  bound       %s %s   gap %.2f%%%s\n", lb, g->cost_unit,
+			fprintf(sum, "  bound       %s %s   gap %.2f%%%s\n", lb, g->cost_unit,
 			       100 * report.gap, report.optimal == 1 ? " (optimal)" : "");
 		}
 		if (report.order[0] && strcmp(report.order, "file") != 0) {
 			char ob[32];
 
 			remat_format_bytes(report.order_peak, ob, sizeof(ob));
-			printf("  order       %-14s no-remat peak %s in it\n", report.order, ob);
+			fprintf(sum, "  order       %-14s no-remat peak %s in it\n", report.order, ob);
 		}
 		if (report.note[0])
-			printf("  note        %s\n", report.note);
-		if (out)
-			printf("  written to  %s\n", out);
+			fprintf(sum, "  note        %s\n", report.note);
+		if (out && sum == stdout)
+			fprintf(sum, "  written to  %s\n", out);
 	}
 	code = CLI_EXIT_OK;
 done:

@@ -1,5 +1,6 @@
 /* cmd_simulate.c - remat simulate: judge a schedule file. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "core/util.h"
@@ -33,6 +34,9 @@ int cmd_simulate(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	gpath = argv[0];
 	spath = argv[1];
+	if (strcmp(gpath, "-") == 0 && strcmp(spath, "-") == 0)
+		return cli_usage_error("the graph and the schedule cannot both be read from "
+				       "standard input ('-')");
 	remat_error_clear(&err);
 	remat_schedule_init(&s);
 	rc = remat_graph_load_file(gpath, &g, &err);

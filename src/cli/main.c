@@ -2,12 +2,14 @@
  * main.c - remat's entry point: the subcommand table, the main help, the
  * message prefixes and the exit codes of library statuses.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/atomic.h"
 #include "tool/suggest.h"
 
 static const struct cli_cmd commands[] = {
@@ -121,6 +123,11 @@ int cli_usage_error(const char *fmt, ...)
 	return CLI_EXIT_USAGE;
 }
 
+int cli_stdout_claims(int json, const char *file1, const char *file2)
+{
+	return !!json + (file1 && strcmp(file1, "-") == 0) + (file2 && strcmp(file2, "-") == 0);
+}
+
 int cli_usage_see(const char *see, const char *fmt, ...)
 {
 	va_list ap;
@@ -226,6 +233,34 @@ static int run(const struct cli_cmd *cmd, int argc, char **argv)
 	return cmd->run(cmd, argc, argv);
 }
 
+/*
+ * A fatal signal while a file is being written: remove the temporary
+ * (the target is untouched until the rename), then die of the signal as
+ * if there were no handler, so the parent sees how remat ended.
+ */
+static void on_fatal_signal(int sig)
+{
+	remat_i_atomic_abandon();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* A signal ignored by whoever started us (nohup) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct cli_cmd *cmd;
@@ -253,5 +288,6 @@ int main(int argc, char **argv)
 	cmd = find_command(name);
 	if (!cmd)
 		return unknown_command(name);
+	catch_fatal_signals();
 	return run(cmd, argc - 2, argv + 2);
 }

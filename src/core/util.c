@@ -43,6 +43,18 @@ static int too_large(const char *path, int64_t size, int64_t limit,
 			  "set REMAT_MAX_INPUT to raise it)", path, got, lim);
 }
 
+const char *remat_i_input_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* Standard input stays open: only one reader takes it, but it is not ours. */
+static void close_input(FILE *f, int stdin_in)
+{
+	if (!stdin_in)
+		fclose(f);
+}
+
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err)
 {
@@ -51,19 +63,21 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 	char *data = NULL;
 	size_t cap = 256 * 1024, n = 0, limit;
 	int64_t max;
-	int rc = REMAT_OK;
+	int rc = REMAT_OK, stdin_in;
 
 	*buf = NULL;
 	*len = 0;
 	REMAT_TRY(remat_i_max_input(&max, err));
 	limit = (uint64_t)max >= SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)max;
-	f = fopen(path, "rb");
+	stdin_in = strcmp(path, "-") == 0;
+	path = remat_i_input_name(path);
+	f = stdin_in ? stdin : fopen(path, "rb");
 	if (!f)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
 				  strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
 		if (st.st_size > max) {
-			fclose(f);
+			close_input(f, stdin_in);
 			return too_large(path, (int64_t)st.st_size, max, err);
 		}
 		cap = (size_t)st.st_size + 1; /* one more byte: did it grow? */
@@ -72,7 +86,7 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 		cap = limit + 1;
 	data = malloc(cap + 1);
 	if (!data) {
-		fclose(f);
+		close_input(f, stdin_in);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory reading the file", path);
 	}
 	for (;;) {
@@ -117,7 +131,7 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 			break;
 		}
 	}
-	fclose(f);
+	close_input(f, stdin_in);
 	if (rc) {
 		free(data);
 		return rc;

@@ -24,7 +24,8 @@ struct cJSON;
 int remat_i_max_input(int64_t *out, struct remat_error *err);
 
 /*
- * Read a whole text file into a malloc'd, NUL-terminated buffer.  Reads
+ * Read a whole text file into a malloc'd, NUL-terminated buffer ("-" is
+ * standard input, named "<stdin>" in messages).  Reads
  * at most remat_i_max_input() bytes (a regular file larger than that is
  * refused before reading; a pipe or device is read up to the limit and
  * then refused) and stops at the first NUL byte: remat reads only text.
@@ -35,6 +36,9 @@ int remat_i_max_input(int64_t *out, struct remat_error *err);
  */
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err);
+
+/* How messages name an input: "<stdin>" for "-", else the path itself. */
+const char *remat_i_input_name(const char *path);
 
 /* Line and column (1-based; columns count bytes) of byte offset off in buf. */
 void remat_i_line_col(const char *buf, size_t off, long *line, long *col);

@@ -608,6 +608,11 @@ static void link_users(struct remat_graph *g)
 /*
  * Stable Kahn: among ready nodes the earliest in the file first.
  * REMAT_ENOMEM (err not set) or REMAT_EINPUT naming a cycle.
+ *
+ * Not igraph_topological_sorting(): its order (ready nodes first in,
+ * first out) is not the one FORMATS.md defines the no-remat peak by, and
+ * it is 5-6x slower than this even without building an igraph_t
+ * (bench/topo.sh, bench/RESULTS.md).
  */
 static int topo_order(struct remat_graph *g, struct remat_error *err)
 {

@@ -504,7 +504,7 @@ int remat_nx_load_file(const char *path, unsigned flags,
 
 	*out = NULL;
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	rc = remat_nx_load_buffer(buf, len, path, flags, out, err);
+	rc = remat_nx_load_buffer(buf, len, remat_i_input_name(path), flags, out, err);
 	free(buf);
 	return rc;
 }

@@ -270,6 +270,7 @@ int remat_graph_load_file(const char *path, struct remat_graph **out,
 	cJSON *root = NULL;
 
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
+	path = remat_i_input_name(path);
 	rc = remat_i_json_parse(buf, len, path, &root, err);
 	free(buf);
 	if (rc)

@@ -58,6 +58,7 @@ struct remat_i_cm {
 	int max_computes;       /* 0: unlimited */
 	int hazard_rows;        /* FREE by Checkmate's two hazard-count rows */
 	double least_cost;      /* every model node once */
+	const char *warm_from;  /* who made the warm start ("dtr", "LP rounding"), for notes */
 
 	/* Variable handles, filled by remat_i_cm_build. */
 	int32_t *R;             /* [T*T]  R[t*T + c] */

@@ -113,7 +113,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 	int64_t cols, nnz, bad;
 	const char *why;
 	char note[256] = "";
-	int rc, have_sol = 0;
+	int rc, have_sol = 0, from_milp = 0;
 
 	remat_i_milp_result_init(&mr);
 	memset(&sol, 0, sizeof(sol));
@@ -132,7 +132,9 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 	remat_i_cm_estimate(cm, &cols, &nnz);
 	if (cols > CM_MAX_COLS) {
 		snprintf(note, sizeof(note), "the MILP would have about %lld columns: too "
-			 "large; try checkmate-lp", (long long)cols);
+			 "large; %s%s%s", (long long)cols, have_inc ? "the warm start (" : "try checkmate-lp",
+			 have_inc ? (cm->warm_from ? cm->warm_from : "the incumbent") : "",
+			 have_inc ? "'s schedule)" : "");
 		if (!have_inc)
 			return REMAT_FAIL(err, REMAT_ENOFIT, "%s", note);
 		goto finish;
@@ -209,6 +211,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 		if (rc)
 			goto done;
 		have_inc = 1;
+		from_milp = 1;
 	}
 	if (!have_inc) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "%s", mr.stopped ?
@@ -216,10 +219,19 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 				"the MILP found no schedule within the budget");
 		goto done;
 	}
-	if (mr.stopped && !note[0])
+	if (!from_milp && !note[0]) {
+		/* Say that the schedule is the warm start, whose, and why. */
+		snprintf(note, sizeof(note), "the warm start (%s's schedule): the MILP %s",
+			 cm->warm_from ? cm->warm_from : "the incumbent",
+			 mr.status == REMAT_I_MILP_OPTIMAL ? "proved nothing is cheaper" :
+			 req->stop && *req->stop ? "was interrupted before it found a cheaper one" :
+			 mr.stopped ? "found nothing cheaper before the time limit" :
+			 "found nothing cheaper");
+	} else if (mr.stopped && !note[0]) {
 		snprintf(note, sizeof(note), "%s", req->stop && *req->stop ?
 			 "interrupted: the best schedule so far, not proven optimal" :
 			 "stopped by the time limit");
+	}
 finish:
 	rc = remat_i_cm_schedule(cm, inc, out, err);
 	if (rc == REMAT_OK)

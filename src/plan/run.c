@@ -295,11 +295,15 @@ int remat_plan_run(const struct remat_planner *p,
 				   "the budget", p->name);
 		goto done;
 	}
-	if (!res->feasible)
-		rc = REMAT_FAIL(err, REMAT_ENOFIT,
-				"planner '%s' found no schedule within the budget "
-				"(its best peaks at %lld bytes)", p->name,
-				(long long)res->peak_mem);
+	if (!res->feasible) {
+		char b[32], pk[32];
+
+		remat_format_bytes(req->budget, b, sizeof(b));
+		remat_format_bytes(res->peak_mem, pk, sizeof(pk));
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
+				"budget of %s (%lld bytes): its best peaks at %s (%lld bytes)",
+				p->name, b, (long long)req->budget, pk, (long long)res->peak_mem);
+	}
 done:
 	remat_graph_free(pg);
 	free(map);

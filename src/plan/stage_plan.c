@@ -252,10 +252,18 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	if (rc == REMAT_OK && !r->best.have && r->least_peak < 0) {
+	if (rc == REMAT_OK && !r->best.have && r->least_peak < 0 && r->chain) {
+		char b[32];
+
+		remat_format_bytes(r->req->budget, b, sizeof(b));
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
+				"budget of %s (%lld bytes): no plan of its chain view (%d stages) "
+				"fits in it; planners of the whole graph (twremat, checkmate) may",
+				r->planner, b, (long long)r->req->budget, (int)r->chain->n_stages);
+	} else if (rc == REMAT_OK && !r->best.have && r->least_peak < 0) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' has no stage-level plan for "
-				"this graph (%s)", r->planner, r->chain ? "no candidate" :
-				"no chain view: an inference graph, or nothing to plan");
+				"this graph (no chain view: an inference graph, or nothing to "
+				"plan)", r->planner);
 	} else if (rc == REMAT_OK && !r->best.have) {
 		char b[32], p[32];
 

@@ -14,13 +14,15 @@
  *    can cost (every node an output depends on, computed once), or when
  *    the deadline has passed.  With a time limit, each planner gets an
  *    equal share of the time still left.
- * 4. Large-neighbourhood search (src/plan/lns.c) from the cheapest: windows
- *    of its stages re-solved with Checkmate's MILP, on graphs of every
- *    size, until the time limit (AUTO_EXACT_SECONDS without one).
- * 5. On graphs small enough for the whole MILP (checkmate_model.h), for the
- *    last half of the time: the MILP in the order of the schedule's first
+ * 4. On graphs small enough for the whole MILP (checkmate_model.h), for
+ *    half of the time left: the MILP in the order of the schedule's first
  *    computations, warm-started from it; its bound (within that order)
- *    goes to the report.
+ *    goes to the report, and when it proves its schedule optimal auto
+ *    stops there.
+ * 5. Otherwise large-neighbourhood search (src/plan/lns.c) from the
+ *    cheapest: windows of its stages re-solved with Checkmate's MILP, on
+ *    graphs of every size, until the time limit (AUTO_EXACT_SECONDS
+ *    without one).
  *
  * Its cost is the minimum over the planners it ran, then only lower:
  * never worse than its best heuristic, optimal within the MILP's model
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/budget.h"
 #include "remat/order.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
@@ -181,6 +184,8 @@ static void set_bound(const struct remat_plan_request *req, double cost, double 
 {
 	if (!req->report || isnan(lb) || lb > cost * (1 + 1e-12))
 		return;
+	if (!isnan(req->report->lower_bound) && req->report->lower_bound >= lb)
+		return; /* the stronger of two bounds */
 	req->report->lower_bound = lb;
 	req->report->gap = cost > 0 ? (cost - lb) / cost : 0;
 	if (req->report->gap < 1e-9)
@@ -233,20 +238,31 @@ static int auto_plan(const struct remat_plan_request *req,
 	if (k.best.have && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
 		struct remat_error e;
 		int kept = 0, prc;
-		double lns_end = end;
+		int proven = 0;
 
-		/* Small graphs: the second half of what is left for the whole MILP. */
-		if (remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
-			lns_end = remat_now() + 0.5 * (end - remat_now());
 		remat_error_clear(&e);
-		prc = polish_lns(req, lns_end, &k, &cand, &st, &e);
-		if (prc == REMAT_OK && st.proven)
-			set_bound(req, k.best.res.cost, st.cost);
-		if (prc == REMAT_OK && !st.proven && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+		prc = REMAT_OK;
+		/*
+		 * Small graphs: the whole MILP first, for half of what is left.
+		 * Proven, it ends the search at once (a 24-node chain no longer
+		 * waits out the limit in LNS windows); otherwise LNS goes on
+		 * from whatever it found.
+		 */
+		if (remat_i_checkmate_auto_fits(req->graph, end - remat_now())) {
 			struct remat_plan_request sub = *req;
 
-			sub.deadline = end;
+			sub.deadline = remat_now() + 0.5 * (end - remat_now());
 			prc = polish_exact(&sub, &k.best, &cand, &sub_report, &kept, &e);
+			if (kept) {
+				snprintf(k.winner, sizeof(k.winner), "checkmate");
+				kept_now(&k);
+			}
+			proven = prc == REMAT_OK && sub_report.optimal == 1;
+		}
+		if (prc == REMAT_OK && !proven && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+			prc = polish_lns(req, end, &k, &cand, &st, &e);
+			if (prc == REMAT_OK && st.proven)
+				set_bound(req, k.best.res.cost, st.cost);
 		}
 		if (prc == REMAT_EUSAGE) {
 			*err = e;
@@ -256,10 +272,6 @@ static int auto_plan(const struct remat_plan_request *req,
 		if (prc != REMAT_OK && first_failure == REMAT_OK) {
 			first_failure = prc;
 			failure = e;
-		}
-		if (kept) {
-			snprintf(k.winner, sizeof(k.winner), "checkmate");
-			kept_now(&k);
 		}
 		/*
 		 * The MILP's bound holds for schedules in its model (the order
@@ -286,9 +298,15 @@ static int auto_plan(const struct remat_plan_request *req,
 		goto done;
 	}
 	if (!k.best.have) {
+		char b[32], pk[32], lb[32];
+
+		remat_format_bytes(req->budget, b, sizeof(b));
+		remat_format_bytes(req->graph->no_remat_peak, pk, sizeof(pk));
+		remat_format_bytes(req->graph->min_peak_lower_bound, lb, sizeof(lb));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
-				"budget of %lld bytes (no-remat peak %lld, lower bound %lld)",
-				(long long)req->budget, (long long)req->graph->no_remat_peak,
+				"budget of %s (%lld bytes); the no-remat peak is %s (%lld bytes), "
+				"the lower bound %s (%lld bytes)", b, (long long)req->budget, pk,
+				(long long)req->graph->no_remat_peak, lb,
 				(long long)req->graph->min_peak_lower_bound);
 		goto done;
 	}

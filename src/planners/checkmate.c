@@ -9,9 +9,12 @@
  *    each schedule into the model (remat_i_cm_map: same first-compute
  *    order, no node twice in a stage, then the least retention its
  *    computes need) and keep the cheapest whose model peak fits.  When
- *    none fits, round the LP relaxation as checkmate-lp does.  When the
- *    warm start costs what computing every needed node once costs, stop:
- *    it is optimal.
+ *    none fits, round the LP relaxation as checkmate-lp does.  When a
+ *    fast schedule costs what computing every needed node once costs,
+ *    stop: it is optimal.  The cheapest fast schedule is kept whether it
+ *    maps or not: at the end it is returned if it is strictly cheaper
+ *    than the MILP's result, or the MILP found none (prefer_fast).  The
+ *    report's note says which schedule came back and why.
  * 2. Build the MILP (checkmate_model.c): stages t = 0..T-1 follow the
  *    loader's topological order of the nodes that must be computed;
  *    binaries R[t,i] (compute i in stage t), S[t,i] (i resident entering
@@ -88,6 +91,8 @@
 #include <string.h>
 
 #include "remat/planner.h"
+#include "analysis/needed.h"
+#include "plan/best.h"
 #include "plan/checkmate_model.h"
 #include "plan/portfolio.h"
 
@@ -108,24 +113,34 @@ static const struct remat_planner_option checkmate_options[] = {
 
 /* What the warm start keeps while the portfolio runs. */
 struct warm {
-	const struct remat_i_cm *cm;
+	struct remat_i_cm *cm;
 	struct remat_i_cm_sol tmp;
 	struct remat_i_cm_sol *inc;
 	int *have;
 	struct remat_i_portfolio *pf;
+	const struct remat_plan_request *req;
+	struct remat_i_best *fast;      /* the cheapest, mapped or not */
+	const char **fast_from;
 };
 
 static int keep_mapped(void *ctx, const struct remat_planner *p, struct remat_schedule *s,
 		       const struct remat_sim_result *r, int *stop, struct remat_error *err)
 {
 	struct warm *w = ctx;
+	double before = *w->have ? w->inc->cost : INFINITY;
+	int kept = 0;
 
-	(void)p;
 	(void)r;
 	(void)stop;
 	REMAT_TRY(remat_i_cm_offer(w->cm, s, &w->tmp, w->inc, w->have, err));
+	if (*w->have && w->inc->cost < before)
+		w->cm->warm_from = p->name; /* a static string */
 	if (*w->have)
 		w->pf->incumbent = w->inc->cost;
+	REMAT_TRY(remat_i_best_offer(w->fast, p->name, w->req->graph, w->req->budget, s, NULL,
+				     &kept, err));
+	if (kept)
+		*w->fast_from = p->name;
 	return REMAT_OK;
 }
 
@@ -133,8 +148,9 @@ static int keep_mapped(void *ctx, const struct remat_planner *p, struct remat_sc
  * Step 1: the fast planners' schedules, within a quarter of the time;
  * if none fits, the LP rounding.
  */
-static int warm_start(const struct remat_plan_request *req, const struct remat_i_cm *cm,
-		      struct remat_i_cm_sol *inc, int *have, struct remat_error *err)
+static int warm_start(const struct remat_plan_request *req, struct remat_i_cm *cm,
+		      struct remat_i_cm_sol *inc, int *have, struct remat_i_best *fast,
+		      const char **fast_from, struct remat_error *err)
 {
 	struct remat_i_portfolio pf;
 	struct warm w;
@@ -147,6 +163,9 @@ static int warm_start(const struct remat_plan_request *req, const struct remat_i
 	w.inc = inc;
 	w.have = have;
 	w.pf = &pf;
+	w.req = req;
+	w.fast = fast;
+	w.fast_from = fast_from;
 	remat_i_portfolio_init(&pf, "checkmate");
 	pf.strict_deadline = 1;
 	if (req->deadline > 0)
@@ -164,9 +183,60 @@ static int warm_start(const struct remat_plan_request *req, const struct remat_i
 		pr.elapsed = remat_now() - t0;
 		remat_plan_progress(req, &pr);
 		rc = remat_i_checkmate_lp_warm(req, cm, until, inc, have, err);
+		if (rc == REMAT_OK && *have)
+			cm->warm_from = "LP rounding";
 	}
 	remat_i_cm_sol_release(&w.tmp);
 	return rc;
+}
+
+/*
+ * A fast planner's schedule in another first-compute order can be cheaper
+ * than anything the MILP found in its own order (or the MILP may have
+ * found nothing in the time): then that schedule is returned, saying so.
+ * The model's bound does not hold outside the model; the report keeps
+ * only the bound every schedule obeys (each needed node computed once).
+ */
+static int prefer_fast(const struct remat_plan_request *req, int rc,
+		       struct remat_i_best *fast, const char *fast_from,
+		       struct remat_schedule *out, struct remat_error *err)
+{
+	struct remat_plan_report *rep = req->report;
+	struct remat_sim_result res;
+	char why[160];
+	double floor;
+
+	if (!fast->have || (rc != REMAT_OK && rc != REMAT_ENOFIT))
+		return rc;
+	if (rc == REMAT_OK) {
+		REMAT_TRY(remat_simulate(req->graph, out, req->budget, NULL, &res, err));
+		/* Strictly cheaper only: at equal cost the MILP's proof is worth more. */
+		if (res.valid && res.peak_mem <= req->budget &&
+		    fast->res.cost >= res.cost * (1 - 1e-12))
+			return REMAT_OK;
+		snprintf(why, sizeof(why), "%s's schedule: cheaper than the MILP's best, in "
+			 "another first-compute order than the model's", fast_from);
+	} else if (fast->res.cost <= remat_i_least_cost(req->graph) * (1 + 1e-12)) {
+		snprintf(why, sizeof(why), "%s's schedule: it computes every needed node "
+			 "once, so nothing is cheaper (the MILP was not needed)", fast_from);
+	} else {
+		snprintf(why, sizeof(why), "%s's schedule (another first-compute order than the "
+			 "model's): %.80s", fast_from, err->msg);
+	}
+	remat_schedule_release(out);
+	remat_schedule_init(out);
+	REMAT_TRY(remat_i_best_take(fast, out, err));
+	remat_error_clear(err);
+	if (rep) {
+		floor = remat_i_least_cost(req->graph);
+		rep->lower_bound = floor;
+		rep->gap = fast->res.cost > 0 ? (fast->res.cost - floor) / fast->res.cost : 0;
+		if (rep->gap < 1e-9)
+			rep->gap = 0;
+		rep->optimal = rep->gap == 0;
+		snprintf(rep->note, sizeof(rep->note), "%s", why);
+	}
+	return REMAT_OK;
 }
 
 static int checkmate_solve(const struct remat_plan_request *req,
@@ -175,18 +245,27 @@ static int checkmate_solve(const struct remat_plan_request *req,
 	struct remat_i_cm cm;
 	struct remat_i_cm_sol inc;
 	struct remat_i_cm_opts o;
+	struct remat_i_best fast;
+	const char *fast_from = NULL;
 	int rc, have = 0;
 
 	REMAT_TRY(remat_i_cm_opts_read(req, &o, err));
 	REMAT_TRY(remat_i_cm_init(&cm, req->graph, req->budget, (int)o.max_computes, err));
 	memset(&inc, 0, sizeof(inc));
+	remat_i_best_init(&fast);
 	rc = remat_i_cm_check_size(&cm, err);
 	if (rc == REMAT_OK)
 		rc = remat_i_cm_sol_init(&cm, &inc, err);
 	if (rc == REMAT_OK && o.warm)
-		rc = warm_start(req, &cm, &inc, &have, err);
-	if (rc == REMAT_OK)
+		rc = warm_start(req, &cm, &inc, &have, &fast, &fast_from, err);
+	/* A fast schedule that computes every needed node once is optimal. */
+	if (rc == REMAT_OK && fast.have &&
+	    fast.res.cost <= remat_i_least_cost(req->graph) * (1 + 1e-12))
+		rc = REMAT_ENOFIT; /* skip the MILP: prefer_fast takes it */
+	else if (rc == REMAT_OK)
 		rc = remat_i_cm_solve(req, &cm, &o, &inc, have, out, err);
+	rc = prefer_fast(req, rc, &fast, fast_from, out, err);
+	remat_i_best_release(&fast);
 	remat_i_cm_sol_release(&inc);
 	remat_i_cm_release(&cm);
 	return rc;

@@ -207,6 +207,7 @@ int remat_schedule_read(const char *path, const struct remat_graph *g,
 
 	remat_schedule_clear(out);
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
+	path = remat_i_input_name(path);
 	rc = remat_i_json_parse(buf, len, path, &root, err);
 	free(buf);
 	if (rc)

@@ -73,16 +73,38 @@ static int write_all(int fd, const void *buf, size_t len)
  * poll wakes up every 100 ms in any case).  Returns 0 when done, -1 on
  * end of file or error, 1 when the deadline passed or stop was set.
  */
+/* What the parent shows while the child is silent (CBC reports nothing). */
+struct ticker {
+	const struct remat_i_milp_opts *opts;
+	double incumbent, bound;  /* the last the child sent */
+	double last;              /* when progress was last reported */
+};
+
+/* Report progress again (the elapsed time moves) once a second. */
+static void tick(struct ticker *t)
+{
+	double now;
+
+	if (!t || !t->opts->progress)
+		return;
+	now = remat_now();
+	if (now - t->last < 1.0)
+		return;
+	t->last = now;
+	t->opts->progress(t->opts->progress_ctx, t->incumbent, t->bound);
+}
+
 static int read_all(int fd, void *buf, size_t len, double deadline,
-		    const volatile sig_atomic_t *stop)
+		    const volatile sig_atomic_t *stop, struct ticker *tk)
 {
 	char *p = buf;
 
 	while (len > 0) {
 		struct pollfd pfd = { fd, POLLIN, 0 };
-		int timeout = stop ? 100 : -1, pr;
+		int timeout = stop || tk ? 100 : -1, pr;
 		ssize_t r;
 
+		tick(tk);
 		if (stop && *stop)
 			return 1;
 		if (deadline > 0) {
@@ -159,6 +181,7 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 	double limit = opts->deadline > 0 ? opts->deadline + GRACE : 0;
 	int fds[2], got, wstatus;
 	pid_t pid, parent = getpid();
+	struct ticker tk;
 
 	remat_i_milp_result_init(res);
 	if (pipe(fds) != 0)
@@ -181,10 +204,17 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 	}
 	close(fds[1]);
 	memset(&r, 0, sizeof(r));
-	while ((got = read_all(fds[0], &r, sizeof(r), limit, opts->stop)) == 0 &&
-	       r.tag == REC_PROGRESS)
+	tk.opts = opts;
+	tk.incumbent = tk.bound = NAN;
+	tk.last = remat_now();
+	while ((got = read_all(fds[0], &r, sizeof(r), limit, opts->stop, &tk)) == 0 &&
+	       r.tag == REC_PROGRESS) {
+		tk.incumbent = r.incumbent;
+		tk.bound = r.bound;
+		tk.last = remat_now();
 		if (opts->progress)
 			opts->progress(opts->progress_ctx, r.incumbent, r.bound);
+	}
 	if (got == 0 && r.tag != REC_RESULT)
 		got = -1;
 	if (got == 0 && r.rc == REMAT_OK && r.has_x) {
@@ -193,7 +223,7 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 			got = -2;
 		} else {
 			got = read_all(fds[0], res->x, sizeof(double) * (size_t)m->ncols, limit,
-				       opts->stop);
+				       opts->stop, NULL);
 			if (got != 0) {
 				free(res->x);
 				res->x = NULL;

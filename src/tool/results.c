@@ -753,7 +753,7 @@ int remat_i_rows_read(const char *path, struct remat_i_rows *t,
 	int rc;
 
 	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	rc = remat_i_rows_read_buffer(buf, len, path, t, err);
+	rc = remat_i_rows_read_buffer(buf, len, remat_i_input_name(path), t, err);
 	free(buf);
 	return rc;
 }

@@ -15,6 +15,10 @@ import sys
 import tempfile
 
 
+def strict_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
 def main():
     remat, root = sys.argv[1], sys.argv[2]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -25,9 +29,24 @@ def main():
             def sub(s):
                 return s.replace("{root}", root).replace("{tmp}", tmp)
             args = [remat] + [sub(a) for a in c["args"]]
-            p = subprocess.run(args, capture_output=True, text=True, timeout=120,
+            p = subprocess.run(args, capture_output=True, timeout=120,
                                stdin=subprocess.DEVNULL, cwd=root)
             why = []
+            # Everything remat prints is UTF-8 (RFC 8259 for the JSON).
+            for stream in ("stdout", "stderr"):
+                raw = getattr(p, stream)
+                try:
+                    setattr(p, stream, raw.decode("utf-8"))
+                except UnicodeDecodeError as e:
+                    setattr(p, stream, raw.decode("utf-8", "replace"))
+                    why.append("%s is not UTF-8: %s" % (stream, e))
+            # Every --json output parses with a strict parser: UTF-8, no
+            # NaN or Infinity, one value.
+            if "--json" in c["args"] and p.stdout.strip():
+                try:
+                    json.loads(p.stdout, parse_constant=strict_constant)
+                except ValueError as e:
+                    why.append("--json stdout is not strict JSON: %s" % e)
             if p.returncode != c.get("exit", 0):
                 why.append("exit %d, expected %d" % (p.returncode, c.get("exit", 0)))
             for stream, text in (("stdout", p.stdout), ("stderr", p.stderr)):

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Keep the README true: run the commands its code blocks show.
+
+Every line of a fenced block that starts with `build/remat`, `bench/` or
+`/usr/bin/python3 tests/judge/` (one line, no continuation) is run, in
+the order the README gives them, in one scratch directory that sees the
+repository's folders (a copy of docs/, which it writes into; so `-o
+chain8.json` lands there and a later line
+can read it), with `build/remat` the binary under test. Each must exit 0.
+Lines that need PyTorch or an exported model (their input comes from a
+`remat_torch export` line), long sweeps (`stress.py` without --quick is
+a benchmark) and usage synopses (upper-case placeholders) are skipped and
+counted.
+
+Usage: test_readme.py REMAT SOURCE_DIR
+"""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RUN = re.compile(r"^(build/remat |bench/\S+\.(sh|py) |/usr/bin/python3 tests/judge/)")
+NEEDS_TORCH = ("resnet18.json", "mymodel.json", "gpt.json", "gpt.schedule.json")
+
+
+def commands(readme):
+    text = open(readme, encoding="utf-8").read()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", text, re.S):
+        lines = block.split("\n")
+        for i, line in enumerate(lines):
+            line = line.strip()
+            if not RUN.match(line):
+                continue
+            if line.endswith("\\"):
+                yield None, line, "continued on the next line"
+                continue
+            cmd = line.split("  #")[0].split(" # ")[0].strip()
+            if re.search(r"\b[A-Z]{2,}\b|\[|\|", cmd):
+                yield None, line, "a synopsis"
+            elif any(t in shlex.split(cmd) for t in NEEDS_TORCH):
+                yield None, line, "needs a model exported with PyTorch"
+            elif "update-baseline" in cmd or "results.sh" in cmd:
+                yield None, line, "rewrites committed benchmark data"
+            elif " parts" in cmd:
+                yield None, line, "needs the cluster jobs run first"
+            else:
+                yield cmd, line, None
+
+
+def main():
+    remat, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    ran = failed = 0
+    skipped = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in os.listdir(root):
+            if name == "docs":  # the README writes into it: a copy
+                shutil.copytree(os.path.join(root, name), os.path.join(tmp, name))
+            elif name != "build":
+                os.symlink(os.path.join(root, name), os.path.join(tmp, name))
+        os.mkdir(os.path.join(tmp, "build"))
+        os.symlink(remat, os.path.join(tmp, "build", "remat"))
+        for cmd, line, why in commands(os.path.join(root, "README.md")):
+            if cmd is None:
+                skipped[why] = skipped.get(why, 0) + 1
+                continue
+            argv = shlex.split(cmd)
+            p = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=300)
+            ran += 1
+            if p.returncode != 0:
+                failed += 1
+                print("FAIL (exit %d) %s\n  %s" % (p.returncode, line,
+                                                  (p.stderr or p.stdout).strip()[-400:]))
+            else:
+                print("ok   %s" % cmd)
+    print("readme: %d commands run, %d failed; skipped: %s" %
+          (ran, failed, ", ".join("%d %s" % (n, w) for w, n in sorted(skipped.items()))))
+    return 1 if failed or ran < 10 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
