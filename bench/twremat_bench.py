@@ -47,7 +47,8 @@ def run(remat, *args):
 
 
 def info(remat, path):
-    return run(remat, "info", path, "--json")[1]
+    # --time-limit 0: the width always (info bounds it by default).
+    return run(remat, "info", path, "--json", "--time-limit", "0")[1]
 
 
 def plan(remat, path, budget, *extra):

@@ -30,6 +30,7 @@
 #ifndef REMAT_TREEDEC_H
 #define REMAT_TREEDEC_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "remat/error.h"
@@ -65,6 +66,26 @@ struct remat_treedec {
  */
 int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 			struct remat_treedec *td, struct remat_error *err);
+
+/*
+ * Limits on remat_treedec_build_limited(): the build looks at them every
+ * few thousand steps (about a millisecond of work apart, also inside one
+ * costly elimination) and stops once either is reached.
+ */
+struct remat_treedec_limits {
+	double deadline;                    /* remat_now() value; 0: none */
+	const volatile sig_atomic_t *stop;  /* may be NULL; stop once nonzero */
+};
+
+/*
+ * remat_treedec_build() within limits (NULL: none, as
+ * remat_treedec_build()).  When a limit is reached the partial work is
+ * dropped, td is left empty (as after remat_treedec_release()) and the
+ * result is REMAT_ECANCELED, with a message saying where it stopped.
+ */
+int remat_treedec_build_limited(const struct remat_graph *g, const uint8_t *mask,
+				const struct remat_treedec_limits *lim,
+				struct remat_treedec *td, struct remat_error *err);
 
 /* Free what td owns and zero it.  td may be zeroed already. */
 void remat_treedec_release(struct remat_treedec *td);

@@ -24,17 +24,32 @@
  *    merges never enable or disable one another, so one pass suffices and
  *    at most n bags remain.
  *
+ * Limits (remat_treedec_build_limited): steps 2, 3 and 5 count their
+ * work (adjacency entries scanned) and read the clock every
+ * TD_CHECK_WORK units, so a deadline or a stop flag ends the build within
+ * about a millisecond of work, even inside one costly elimination; the
+ * partial decomposition is dropped (REMAT_ECANCELED).
+ *
  * The result is a heuristic: the width bounds the treewidth from above
  * and is exact for forests and series-parallel graphs (there a vertex of
  * degree <= 2 always has the least fill and the smallest degree among
  * the least fill), not in general.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/planner.h"
 #include "remat/treedec.h"
 #include "core/heap.h"
+
+/* Units of work (adjacency entries scanned) between two looks at the clock. */
+#define TD_CHECK_WORK (1 << 16)
+
+/* Internal status of the steps: out of memory, out of time. */
+#define TD_NOMEM (-1)
+#define TD_EXPIRED (-2)
 
 struct adj_list {
 	int32_t *a;
@@ -55,7 +70,24 @@ struct mf_state {
 	int32_t n_dirty;
 	int32_t *dmark;
 	int32_t dstamp;
+	/* Limits: work done, when to look at the clock next, and the limits. */
+	int64_t work, next_check;
+	double deadline;
+	const volatile sig_atomic_t *stop;
+	int expired;
 };
+
+/* Has the deadline passed or the stop flag been set?  Reads the clock
+ * only once per TD_CHECK_WORK units of work. */
+static int td_expired(struct mf_state *st)
+{
+	if (st->work < st->next_check)
+		return 0;
+	st->next_check = st->work + TD_CHECK_WORK;
+	if ((st->stop && *st->stop) || (st->deadline > 0 && remat_now() >= st->deadline))
+		st->expired = 1;
+	return st->expired;
+}
 
 static int adj_push(struct adj_list *l, int32_t v)
 {
@@ -78,6 +110,7 @@ static int32_t adj_compact(struct mf_state *st, int32_t v)
 	struct adj_list *l = &st->adj[v];
 	int32_t i, k = 0;
 
+	st->work += l->len;
 	for (i = 0; i < l->len; i++)
 		if (!st->gone[l->a[i]])
 			l->a[k++] = l->a[i];
@@ -131,12 +164,13 @@ static int32_t next_stamp(struct mf_state *st)
 
 /* ---- step 2: initial fills from a degree-ordered triangle count ---- */
 
+/* 0, TD_NOMEM or TD_EXPIRED. */
 static int initial_fill(struct mf_state *st)
 {
 	int32_t m = st->m, u, i, j;
 	int32_t *rank = NULL, *ord = NULL, *ooff = NULL, *oidx = NULL;
 	int64_t *tri = NULL;
-	int rc = -1;
+	int rc = TD_NOMEM;
 
 	rank = malloc(sizeof(int32_t) * ((size_t)m + 1));
 	ord = malloc(sizeof(int32_t) * ((size_t)m + 1));
@@ -193,11 +227,17 @@ static int initial_fill(struct mf_state *st)
 	for (u = 0; u < m; u++) {
 		int32_t su = next_stamp(st);
 
+		if (td_expired(st)) {
+			rc = TD_EXPIRED;
+			goto done;
+		}
+		st->work += 1 + ooff[u + 1] - ooff[u];
 		for (i = ooff[u]; i < ooff[u + 1]; i++)
 			st->mark[oidx[i]] = su;
 		for (i = ooff[u]; i < ooff[u + 1]; i++) {
 			int32_t v = oidx[i];
 
+			st->work += ooff[v + 1] - ooff[v];
 			for (j = ooff[v]; j < ooff[v + 1]; j++)
 				if (st->mark[oidx[j]] == su) {
 					tri[u]++;
@@ -254,7 +294,8 @@ static int add_fill_edge(struct mf_state *st, int32_t a, int32_t b, int32_t sa)
  * Eliminate v: its live neighbours are left in st->adj[v] (compacted).
  * Adjacency is tested with stamps: a vertex's neighbours are stamped,
  * then candidates are looked up, O(sum of neighbour degrees).
- * Returns 0, or -1 when out of memory.
+ * Returns 0, TD_NOMEM, or TD_EXPIRED (v's neighbourhood then half made a
+ * clique: the state is only fit to be released).
  *
  * Kept out of line: its common-neighbour scan (add_fill_edge) is the
  * hottest loop of min-fill, and inlined into step 3's loop GCC 12 runs
@@ -291,7 +332,9 @@ static __attribute__((noinline)) int eliminate(struct mf_state *st, int32_t v)
 			st->mark[st->adj[a].a[j]] = sa;
 		for (j = i + 1; j < d; j++)
 			if (st->mark[nb[j]] != sa && add_fill_edge(st, a, nb[j], sa))
-				return -1;
+				return TD_NOMEM;
+		if (td_expired(st))
+			return TD_EXPIRED;
 	}
 	/*
 	 * Re-sift every vertex whose key changed, one after another.  With
@@ -331,6 +374,7 @@ static int bag_subset(struct mf_state *st, const int64_t *boff, const int32_t *b
 	if (boff[a + 1] - boff[a] > boff[b + 1] - boff[b])
 		return 0;
 	sb = next_stamp(st);
+	st->work += boff[b + 1] - boff[b] + boff[a + 1] - boff[a];
 	for (k = boff[b]; k < boff[b + 1]; k++)
 		st->mark[bidx[k]] = sb;
 	for (k = boff[a]; k < boff[a + 1]; k++)
@@ -375,6 +419,7 @@ struct td_build {
 	int32_t *up, *content;   /* union-find of merged bags; each class's bag */
 	int32_t *kept, n_kept;   /* bags still joined to their parent by an edge */
 	int32_t *newid, nb_out;  /* number of each class (at its root), classes */
+	int32_t n_elim;          /* vertices eliminated so far (step 3) */
 };
 
 static void td_build_release(struct td_build *b)
@@ -537,7 +582,8 @@ static int bag_of_the_rest(struct td_build *b, struct remat_treedec *td, int32_t
 	return 0;
 }
 
-/* Step 3: eliminate, recording the bags (local ids).  -1: out of memory. */
+/* Step 3: eliminate, recording the bags (local ids).  0, TD_NOMEM or
+ * TD_EXPIRED. */
 static int eliminate_all(struct td_build *b, struct remat_treedec *td)
 {
 	struct mf_state *st = &b->st;
@@ -550,8 +596,14 @@ static int eliminate_all(struct td_build *b, struct remat_treedec *td)
 	if (!b->epos || !b->boff || !b->bidx)
 		return -1;
 	for (i = 0; i < m; i++) {
-		int32_t v = heap_pop(st), d;
+		int32_t v, d;
+		int rc;
 
+		st->work++;
+		if (td_expired(st))
+			return TD_EXPIRED;
+		b->n_elim = i;
+		v = heap_pop(st);
 		if (st->deg[v] > REMAT_TREEDEC_MAX_DEGREE) {
 			if (bag_of_the_rest(b, td, i, v))
 				return -1;
@@ -559,8 +611,9 @@ static int eliminate_all(struct td_build *b, struct remat_treedec *td)
 		}
 		b->epos[v] = i;
 		td->order[i] = b->verts[v];
-		if (eliminate(st, v))
-			return -1;
+		rc = eliminate(st, v);
+		if (rc)
+			return rc;
 		d = st->adj[v].len;
 		if (bags_reserve(b, (int64_t)d + 1))
 			return -1;
@@ -608,7 +661,7 @@ static int tree_parents(struct td_build *b)
 
 /*
  * Step 5: Lemma 1, then number the merged bags by their first member's
- * elimination.  -1: out of memory.
+ * elimination.  0, TD_NOMEM or TD_EXPIRED.
  */
 static int merge_bags(struct td_build *b)
 {
@@ -627,6 +680,9 @@ static int merge_bags(struct td_build *b)
 		int32_t rs = uf_find(b->up, i), rp = uf_find(b->up, b->bparent[i]);
 		int32_t x = b->content[rs], y = b->content[rp];
 
+		b->st.work++;
+		if (td_expired(&b->st))
+			return TD_EXPIRED;
 		if (bag_subset(&b->st, b->boff, b->bidx, x, y)) {
 			b->up[rs] = rp;
 			b->content[rp] = y;
@@ -756,14 +812,31 @@ done:
 int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 			struct remat_treedec *td, struct remat_error *err)
 {
+	return remat_treedec_build_limited(g, mask, NULL, td, err);
+}
+
+
+int remat_treedec_build_limited(const struct remat_graph *g, const uint8_t *mask,
+				const struct remat_treedec_limits *lim,
+				struct remat_treedec *td, struct remat_error *err)
+{
 	struct td_build b;
-	int rc = REMAT_ENOMEM;
+	int rc = REMAT_ENOMEM, step, s;
 
 	memset(&b, 0, sizeof(b));
 	b.rest_at = INT32_MAX;
+	if (lim) {
+		b.st.deadline = lim->deadline;
+		b.st.stop = lim->stop;
+	}
 	memset(td, 0, sizeof(*td));
 	td->width = -1;
 	td->root = -1;
+	/* Out of time already: not even step 1's O(n + edges). */
+	step = 1;
+	s = td_expired(&b.st) ? TD_EXPIRED : 0;
+	if (s)
+		goto failed;
 	/* Step 1. */
 	if (local_graph(&b, g, mask, td))
 		goto done;
@@ -772,14 +845,40 @@ int remat_treedec_build(const struct remat_graph *g, const uint8_t *mask,
 		goto done;
 	}
 	/* Step 2. */
-	if (initial_fill(&b.st))
-		goto done;
+	step = 2;
+	s = initial_fill(&b.st);
+	if (s)
+		goto failed;
 	heap_all(&b.st);
 	/* Steps 3 to 5. */
-	if (eliminate_all(&b, td) || tree_parents(&b) || merge_bags(&b) ||
-	    write_bags(&b, td))
-		goto done;
+	step = 3;
+	s = eliminate_all(&b, td);
+	if (s)
+		goto failed;
+	step = 4;
+	s = tree_parents(&b);
+	if (s)
+		goto failed;
+	step = 5;
+	s = merge_bags(&b);
+	if (s || (s = write_bags(&b, td)) != 0)
+		goto failed;
 	rc = root_tree(&b, td, err);
+	goto done;
+failed:
+	if (s == TD_EXPIRED) {
+		char where[80];
+
+		if (step == 3)
+			snprintf(where, sizeof(where), "while eliminating nodes (%d of %d done)",
+				 (int)b.n_elim, (int)b.st.m);
+		else
+			snprintf(where, sizeof(where), "%s", step == 1 ? "before it started"
+				 : step == 2 ? "while counting triangles" : "while merging bags");
+		rc = REMAT_FAIL(err, REMAT_ECANCELED, "tree decomposition: %s %s",
+				b.st.stop && *b.st.stop ? "stopped" : "time limit reached",
+				where);
+	}
 done:
 	if (rc == REMAT_ENOMEM)
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the tree decomposition");

@@ -1,6 +1,7 @@
 /* cmd_info.c - remat info: validate a graph and describe it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "remat/chain.h"
@@ -10,6 +11,15 @@
 #define INFO_LP_SECONDS 15
 /* The best order's peak: never more than this many seconds of search. */
 #define INFO_ORDER_SECONDS 2
+/*
+ * Without --time-limit the optional analyses (the best order, the tree
+ * width) end INFO_LOAD_FACTOR times the load time after the command
+ * starts, but no sooner than INFO_MIN_SECONDS (the LP bound, asked for
+ * with --budget, is not counted): info on a large graph takes about
+ * twice its load, and small graphs get every figure.
+ */
+#define INFO_LOAD_FACTOR 2.0
+#define INFO_MIN_SECONDS 0.5
 
 static void json_error(const char *msg)
 {
@@ -23,10 +33,15 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	struct cli_budget budget_opt = CLI_BUDGET_INIT;
 	int json = 0, rc, code;
 	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
+	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_lp = 0, lp_seconds;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
 			   "relaxation of the checkmate model"),
+		OPT_SECONDS('t', "time-limit", &limit, "stop the best order and the tree width "
+			    "SECONDS after the command starts, loading included, and report what "
+			    "is not done as not computed (default: twice the load time, at "
+			    "least 0.5 s, not counting the LP bound; 0: no limit)"),
 		OPT_END()
 	};
 	struct remat_graph *g = NULL;
@@ -35,7 +50,9 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
 	struct remat_treedec td;
+	struct remat_treedec_limits td_lim = { 0, NULL };
 	int64_t budget = -1, order_peak = -1;
+	int order_late = 0, width_late = 0;
 	double lp_bound = 0;
 
 	code = cli_parse(cmd, opts, &argc, argv);
@@ -46,10 +63,24 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	remat_error_clear(&err);
 	rc = remat_graph_load_file(argv[0], &g, &err);
+	t_load = remat_now() - t0;
 	if (rc == REMAT_OK && budget_opt.given)
 		rc = remat_budget_resolve(&budget_opt.spec, g->no_remat_peak, &budget, &err);
-	if (rc == REMAT_OK && budget_opt.given)
-		rc = remat_bound_lp(g, budget, INFO_LP_SECONDS, &lp_bound, &lp_status, &err);
+	/* An explicit limit bounds the LP too (it is not started past it). */
+	lp_seconds = INFO_LP_SECONDS;
+	if (limit > 0 && t0 + limit - remat_now() < lp_seconds)
+		lp_seconds = t0 + limit - remat_now();
+	if (rc == REMAT_OK && budget_opt.given && lp_seconds > 0) {
+		double t = remat_now();
+
+		rc = remat_bound_lp(g, budget, lp_seconds, &lp_bound, &lp_status, &err);
+		t_lp = remat_now() - t;
+	}
+	if (limit > 0)
+		deadline = t0 + limit;
+	else if (limit < 0)
+		deadline = t0 + t_lp + (INFO_LOAD_FACTOR * t_load > INFO_MIN_SECONDS ?
+					INFO_LOAD_FACTOR * t_load : INFO_MIN_SECONDS);
 	if (rc == REMAT_OK)
 		rc = remat_chain_build(g, &chain, &err);
 	if (rc) {
@@ -62,21 +93,38 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	for (v = 0; v < g->n; v++)
 		counts[g->kind[v]]++;
 	{
-		/* The lowest no-remat peak of any order remat finds (remat order). */
+		/*
+		 * The lowest no-remat peak of any order remat finds (remat
+		 * order): at most INFO_ORDER_SECONDS, and at most half of what
+		 * is left before the deadline (the tree width gets the rest).
+		 */
 		struct remat_order_opts oo;
-		int32_t *ord = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+		int32_t *ord = NULL;
+		double now = remat_now(), share = INFO_ORDER_SECONDS;
 
+		if (deadline > 0 && (deadline - now) / 2 < share)
+			share = (deadline - now) / 2;
+		if (share > 0)
+			ord = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 		remat_order_opts_init(&oo);
-		oo.deadline = remat_now() + INFO_ORDER_SECONDS;
-		if (!ord || remat_order_compute(g, REMAT_ORDER_BEST, &oo, ord, &order_peak, &err))
+		oo.deadline = now + share;
+		if (share <= 0)
+			order_late = 1;
+		else if (!ord || remat_order_compute(g, REMAT_ORDER_BEST, &oo, ord, &order_peak,
+						     &err))
 			order_peak = -1;
 		free(ord);
 	}
-	/* The width is informative: left out (null) if the heuristic fails. */
-	if (remat_treedec_build(g, NULL, &td, &err) == REMAT_OK)
-		width = td.width;
-	else
-		width = -2;
+	/*
+	 * The width is informative: left out (null) if the heuristic fails
+	 * or does not finish by the deadline.
+	 */
+	td_lim.deadline = deadline;
+	memset(&td, 0, sizeof(td));
+	rc = deadline > 0 && remat_now() >= deadline ? REMAT_ECANCELED
+		: remat_treedec_build_limited(g, NULL, &td_lim, &td, &err);
+	width = rc == REMAT_OK ? td.width : -2;
+	width_late = rc == REMAT_ECANCELED;
 	remat_treedec_release(&td);
 	if (json) {
 		printf("{\"name\": ");
@@ -92,6 +140,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		remat_i_json_write_num(stdout, g->baseline_cost);
 		if (order_peak >= 0)
 			printf(", \"best_order_peak\": %lld", (long long)order_peak);
+		else if (order_late)
+			printf(", \"best_order_peak\": null");
 		if (g->fixed_bytes >= 0)
 			printf(", \"fixed_bytes\": %lld", (long long)g->fixed_bytes);
 		else
@@ -139,6 +189,9 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			printf("fixed memory   %-14s (%lld bytes held outside the graph; a device "
 			       "needs the no-remat peak plus this)\n", b4, (long long)g->fixed_bytes);
 		}
+		if (order_late)
+			printf("best order     not computed (no time left %.3g s after the start; "
+			       "see --time-limit)\n", deadline - t0);
 		if (order_peak >= 0) {
 			char b4[32];
 
@@ -167,6 +220,9 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		if (width >= -1)
 			printf("tree width     %d (min-fill heuristic, an upper bound on the "
 			       "treewidth)\n", width);
+		else if (width_late)
+			printf("tree width     not computed (not done %.3g s after the start; "
+			       "see --time-limit)\n", deadline - t0);
 		if (budget_opt.given) {
 			remat_format_bytes(budget, b1, sizeof(b1));
 			cli_format_cost(lp_bound, b2, sizeof(b2));
@@ -176,9 +232,12 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			else if (lp_status == 1)
 				printf("LP bound       none at %s: no schedule in topological order "
 				       "fits\n", b1);
+			else if (lp_seconds <= 0)
+				printf("LP bound       not computed at %s: no time left (see "
+				       "--time-limit)\n", b1);
 			else
 				printf("LP bound       not computed at %s: the LP would take over "
-				       "%d s\n", b1, INFO_LP_SECONDS);
+				       "%.3g s\n", b1, lp_seconds);
 		}
 	}
 	remat_chain_free(chain);

@@ -63,6 +63,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,9 +623,11 @@ static void tw_plan_release(struct tw_plan *p)
 }
 
 /* Steps 2 and 3, and what every run of step 4 shares. */
-static int tw_plan_init(struct tw_plan *p, const struct remat_graph *g,
+static int tw_plan_init(struct tw_plan *p, const struct remat_plan_request *req,
 			struct remat_error *err)
 {
+	const struct remat_graph *g = req->graph;
+	struct remat_treedec_limits lim = { req->deadline, req->stop };
 	uint8_t *need;
 	int32_t i;
 	int rc;
@@ -650,7 +653,7 @@ static int tw_plan_init(struct tw_plan *p, const struct remat_graph *g,
 	for (i = 0; i < g->n_outputs; i++)
 		if (g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
 			p->targets[p->n_targets++] = g->outputs[i];
-	rc = remat_treedec_build(g, need, &p->td, err);
+	rc = remat_treedec_build_limited(g, need, &lim, &p->td, err);
 	free(need);
 	if (rc == REMAT_OK)
 		rc = tw_tree_build(g, &p->td, &p->t, err);
@@ -771,7 +774,17 @@ static int twremat_plan(const struct remat_plan_request *req,
 	if (!remat_opt_get(req, "cutoff") && req->budget >= g->no_remat_peak)
 		return REMAT_FAIL(err, REMAT_ENOFIT, "twremat: the budget covers the no-remat "
 				  "peak, so the plan runner's topological order is the plan");
-	REMAT_TRY(tw_plan_init(&p, g, err));
+	rc = tw_plan_init(&p, req, err);
+	if (rc == REMAT_ECANCELED) {
+		/* Out of time before a schedule: exit 3, as when none fits. */
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err ? err->msg : "tree decomposition");
+		return REMAT_FAIL(err, REMAT_ENOFIT, "twremat: time ran out before a schedule "
+				  "was found (%s)", why);
+	}
+	if (rc)
+		return rc;
 	remat_i_best_init(&best);
 	remat_schedule_init(&cand);
 	remat_schedule_init(&tight);

@@ -64,11 +64,24 @@ def _no_constants(name):
     raise ValueError("%s is not JSON" % name)
 
 
+def _no_duplicate_keys(pairs):
+    """An object from its (key, value) pairs; a key given twice is refused
+    (Python would keep the last one silently, remat's reader refuses it:
+    README, "One strict reader")."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError("the key '%s' is given twice in one object" % k)
+        out[k] = v
+    return out
+
+
 def read_json(path):
     """The parsed file; NaN and Infinity (which Python would accept) are
-    refused, as they are not JSON."""
+    refused, as they are not JSON, and so are objects with a key twice."""
     with open(path, encoding="utf-8") as f:
-        return json.load(f, parse_constant=_no_constants)
+        return json.load(f, parse_constant=_no_constants,
+                         object_pairs_hook=_no_duplicate_keys)
 
 
 def _is_number(v):

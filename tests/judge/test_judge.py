@@ -192,6 +192,26 @@ class GraphRules(unittest.TestCase):
         finally:
             os.unlink(f.name)
 
+    def test_duplicate_keys(self):
+        # Python keeps the last of two equal keys; the judge refuses them,
+        # in a graph and in a schedule step alike, known field or not.
+        for text, loader, error in (
+                ('{"format": "remat-graph", "version": 1, "nodes": '
+                 '[{"id": "a", "mem": 1, "mem": 2}]}', judge.load_graph, judge.GraphError),
+                ('{"format": "remat-graph", "version": 1, "nodes": '
+                 '[{"id": "a", "mem": 1, "x": 1, "x": 1}]}', judge.load_graph,
+                 judge.GraphError),
+                ('{"format": "remat-schedule", "version": 1, "steps": '
+                 '[{"op": "free", "node": "f1", "node": "x"}]}', judge.load_schedule,
+                 judge.ScheduleError)):
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                f.write(text)
+            try:
+                with self.assertRaisesRegex(error, "given twice"):
+                    loader(f.name)
+            finally:
+                os.unlink(f.name)
+
 
 class Replay(unittest.TestCase):
     def test_kumar_compute_only(self):

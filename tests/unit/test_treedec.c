@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "remat/planner.h"
 #include "remat/treedec.h"
 
 /* Build remat-graph JSON from an edge list over nodes v0..v(n-1) (a -> b). */
@@ -505,6 +506,59 @@ static void test_degree_cap(void **state)
 	}
 }
 
+/*
+ * Limits: none reached gives exactly the unlimited decomposition; a stop
+ * flag already set, or a deadline already past, ends the build at its
+ * first look, before any work (REMAT_ECANCELED, td empty, the message
+ * saying which).
+ */
+static void test_limits(void **state)
+{
+	uint64_t seed = 99;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 10; round++) {
+		char *json = tu_random_graph_json(&seed, 20 + round * 5, 0.3, round % 2);
+		struct remat_graph *g = tu_graph(json);
+		struct remat_treedec td, tl;
+		volatile sig_atomic_t stop = 0;
+		struct remat_treedec_limits lim = { 0, &stop };
+		struct remat_error err;
+
+		assert_int_equal(remat_treedec_build(g, NULL, &td, NULL), REMAT_OK);
+		lim.deadline = remat_now() + 3600;
+		assert_int_equal(remat_treedec_build_limited(g, NULL, &lim, &tl, NULL), REMAT_OK);
+		assert_int_equal(tl.width, td.width);
+		assert_int_equal(tl.n_bags, td.n_bags);
+		assert_memory_equal(tl.order, td.order, sizeof(int32_t) * (size_t)td.n_vertices);
+		assert_memory_equal(tl.bag_off, td.bag_off, sizeof(int32_t) * (size_t)(td.n_bags + 1));
+		assert_memory_equal(tl.bag_idx, td.bag_idx,
+				    sizeof(int32_t) * (size_t)td.bag_off[td.n_bags]);
+		remat_treedec_release(&tl);
+
+		stop = 1;
+		assert_int_equal(remat_treedec_build_limited(g, NULL, &lim, &tl, &err),
+				 REMAT_ECANCELED);
+		assert_int_equal(err.code, REMAT_ECANCELED);
+		assert_non_null(strstr(err.msg, "stopped"));
+		assert_int_equal(tl.n_bags, 0);
+		assert_null(tl.bag_off);
+		assert_int_equal(tl.width, -1);
+
+		stop = 0;
+		lim.deadline = remat_now() - 1;
+		assert_int_equal(remat_treedec_build_limited(g, NULL, &lim, &tl, &err),
+				 REMAT_ECANCELED);
+		assert_non_null(strstr(err.msg, "time limit reached before it started"));
+		assert_int_equal(tl.n_bags, 0);
+		remat_treedec_release(&tl);
+		remat_treedec_release(&td);
+		free(json);
+		remat_graph_free(g);
+	}
+}
+
 static void test_release_twice(void **state)
 {
 	struct remat_treedec td;
@@ -529,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_random_series_parallel),
 		cmocka_unit_test(test_random_graphs),
 		cmocka_unit_test(test_degree_cap),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_release_twice),
 	};
 
