@@ -259,7 +259,12 @@ int remat_i_portfolio_run(const struct remat_plan_request *req,
 			}
 		}
 	}
-	/* Second pass: the time left, shared among the runs cut short. */
+	/*
+	 * Second pass: the time left, shared among the runs cut short; up to
+	 * rerun_deadline when nothing came in the first.
+	 */
+	if (!offered && pf->rerun_deadline > deadline)
+		deadline = pf->rerun_deadline;
 	for (i = 0; i < nrerun && rc == REMAT_OK && !stop; i++) {
 		double now = remat_now(), left = deadline - now;
 

@@ -23,6 +23,9 @@ struct remat_i_portfolio {
 	int pass_options;       /* hand the request's options and progress on */
 	int strict_deadline;    /* past the deadline stop at once (else only
 				   once something was offered) */
+	double rerun_deadline;  /* when nothing was offered by the deadline,
+				   the runs cut short run again until this
+				   later one (0: no second chance) */
 	int orders;             /* with req->order other than the file's, run
 				   every planner in several node orders: the
 				   file's, req->order's and, when the budget is

@@ -122,6 +122,22 @@ static void no_result(struct remat_sim_result *res, int64_t budget,
  * found nothing or ran out of time, and keeps the better, so no planner
  * has to.  rc is the planner's status; returns the status to go on with.
  */
+/* 1 when every node of g is needed by an output, 0 if not, -1 out of memory. */
+static int all_needed(const struct remat_graph *g)
+{
+	uint8_t *need = malloc((size_t)g->n + 1);
+	int32_t v;
+	int all = 1;
+
+	if (!need)
+		return -1;
+	remat_i_needed(g, need);
+	for (v = 0; v < g->n && all; v++)
+		all = need[v];
+	free(need);
+	return all;
+}
+
 static int offer_no_remat(const struct remat_planner *p,
 			  const struct remat_plan_request *req, const struct remat_graph *pg,
 			  const int32_t *map, int rc, struct remat_schedule *out,
@@ -136,6 +152,20 @@ static int offer_no_remat(const struct remat_planner *p,
 	if ((p->flags & REMAT_PLANNER_REFERENCE) ||
 	    (rc != REMAT_OK && rc != REMAT_ENOFIT && rc != REMAT_ECANCELED))
 		return rc;
+	/*
+	 * When every node is needed, the needed order is pg's topological
+	 * order and its peak pg's no-remat peak: over the budget, it cannot
+	 * fit, and the liveness pass and simulation (about a second each at
+	 * 10^6 nodes, for every planner auto runs) are skipped.
+	 */
+	if (req->budget < pg->no_remat_peak) {
+		int all = all_needed(pg);
+
+		if (all < 0)
+			return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		if (all)
+			return rc;
+	}
 	remat_schedule_init(&ord);
 	remat_error_clear(&e);
 	/* In the order planned in (pg; map takes it back to g). */

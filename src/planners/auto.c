@@ -12,8 +12,10 @@
  * 2. Keep the cheapest valid schedule within budget (ties: lower peak).
  * 3. Stop early when a schedule costs no more than the least any schedule
  *    can cost (every node an output depends on, computed once), or when
- *    the deadline has passed.  With a time limit, each planner gets an
- *    equal share of the time still left.
+ *    the deadline has passed (no planner starts after it).  With a time
+ *    limit, each planner gets an equal share of the time still left;
+ *    when none found a schedule in the portfolio's share, the runs cut
+ *    short get the rest of the limit.
  * 4. On graphs small enough for the whole MILP (checkmate_model.h), for
  *    half of the time left: the MILP in the order of the schedule's first
  *    computations, warm-started from it; its bound (within that order)
@@ -224,6 +226,13 @@ static int auto_plan(const struct remat_plan_request *req,
 		pf.deadline = t0 + AUTO_PORTFOLIO_SHARE * (req->deadline - t0);
 	pf.offer = keep_cheapest;
 	pf.ctx = &k;
+	/* Past the deadline no planner starts: the limit holds (issue 18). */
+	pf.strict_deadline = 1;
+	/*
+	 * Nothing within the portfolio's share: the time kept for improving
+	 * a schedule is of no use without one, so the runs cut short get it.
+	 */
+	pf.rerun_deadline = req->deadline;
 	rc = remat_i_portfolio_run(req, &pf, err);
 	if (rc)
 		goto done;
@@ -304,8 +313,9 @@ static int auto_plan(const struct remat_plan_request *req,
 		remat_format_bytes(req->graph->no_remat_peak, pk, sizeof(pk));
 		remat_format_bytes(req->graph->min_peak_lower_bound, lb, sizeof(lb));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
-				"budget of %s (%lld bytes); the no-remat peak is %s (%lld bytes), "
-				"the lower bound %s (%lld bytes)", b, (long long)req->budget, pk,
+				"budget of %s (%lld bytes)%s; the no-remat peak is %s (%lld "
+				"bytes), the lower bound %s (%lld bytes)", b, (long long)req->budget,
+				remat_plan_expired(req) ? " before the time limit" : "", pk,
 				(long long)req->graph->no_remat_peak, lb,
 				(long long)req->graph->min_peak_lower_bound);
 		goto done;
