@@ -146,11 +146,33 @@ void remat_chain_free(struct remat_chain *c);
  * Measure stages a..b (0-based, inclusive) as one merged stage into *st
  * (the lists are left empty: fwd_off = n_fwd = 0 ...).  scratch holds
  * 2 * g->n int32 all equal to -1 and is returned that way.  O(nodes and
- * edges of the stages).
+ * edges of the stages).  REMAT_ENOMEM (err not set) when out of memory.
  */
 int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
 			int32_t a, int32_t b, int32_t *scratch,
 			struct remat_stage *st);
+
+/*
+ * Options of one stage s (Rockmate's per-block schedules): drop[] (indexed
+ * by node) marks forward nodes of s that F_all does not keep for the
+ * backward; the backward recomputes each just before its first reader,
+ * with the nodes of s it needs that are not resident either.
+ *
+ * remat_chain_option_seq() writes that backward's compute sequence
+ * (recomputations and backward nodes, in order) into seq, which has room
+ * for n_fwd + n_bwd of s, and returns its length; mark (g->n zeros) and
+ * stack (n_fwd of s) are scratch, mark is returned zeroed.
+ * remat_chain_measure_option() measures s as remat_chain_measure() does,
+ * with the dropped nodes freed after their last forward reader (xbar,
+ * fwd_tmp, bwd_start less them) and seq as the backward (bwd_cost and
+ * bwd_tmp include the recomputations).
+ */
+int32_t remat_chain_option_seq(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, uint8_t *mark, int32_t *stack,
+			       int32_t *seq);
+int remat_chain_measure_option(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, const int32_t *seq,
+			       int32_t nseq, int32_t *scratch, struct remat_stage *st);
 
 #ifdef __cplusplus
 }

@@ -115,7 +115,7 @@ static int replay_skip(const struct remat_chain *c, enum replay_mode mode, int32
 static int64_t replay_forward(const struct remat_graph *g, const struct remat_chain *c,
 			      int32_t p0, int32_t cnt, enum replay_mode mode,
 			      int32_t a, int32_t b, int32_t entry,
-			      int entry_inside, int32_t *last, int64_t *end)
+			      int entry_inside, const uint8_t *drop, int32_t *last, int64_t *end)
 {
 	const int32_t *nodes = c->fwd + p0;
 	int64_t cur = 0, peak = 0;
@@ -158,7 +158,7 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 
 			if (in_fwd_range(c, u, a, b) && last[u] == p) {
 				keep = keep_ng_exit ? same_obj(c, u, exit_node)
-					: kept_after_forward(g, c, u, a, b);
+					: kept_after_forward(g, c, u, a, b) && !(drop && drop[u]);
 				if (!keep)
 					cur -= g->mem[u];
 			} else if (entry_held && p == entry_last && same_obj(c, u, entry)) {
@@ -168,7 +168,7 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 		}
 		if (last[v] < 0) {
 			keep = keep_ng_exit ? same_obj(c, v, exit_node)
-				: kept_after_forward(g, c, v, a, b);
+				: kept_after_forward(g, c, v, a, b) && !(drop && drop[v]);
 			if (!keep)
 				cur -= g->mem[v];
 		}
@@ -197,15 +197,23 @@ static int counted_in_backward(const struct remat_graph *g, const struct remat_c
 	return c->bwd_reader_min[u] <= b && !g->is_output[u];
 }
 
-int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
-			int32_t a, int32_t b, int32_t *scratch,
-			struct remat_stage *st)
+/*
+ * remat_chain_measure() and remat_chain_measure_option(): drop (may be
+ * NULL) marks forward nodes not kept after the forward; seq (nseq nodes,
+ * NULL: the stages' backward lists b down to a) is the backward's compute
+ * sequence, recomputations included.
+ */
+static int measure_impl(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, const uint8_t *drop, const int32_t *seq,
+			int32_t nseq, int32_t *scratch, struct remat_stage *st)
 {
+	int32_t *own = NULL;
+	const int32_t *list = seq;
 	const struct remat_stage *sa = &c->stages[a], *sb = &c->stages[b];
 	int32_t f0 = sa->fwd_off, fcnt = sb->fwd_off + sb->n_fwd - sa->fwd_off;
 	int32_t *last = scratch, *pos = scratch + g->n;
 	int64_t end, start = 0, cur, peak;
-	int32_t i, p, k, s, n_list;
+	int32_t i, p, k, s, n_list, q, nb;
 
 	memset(st, 0, sizeof(*st));
 	st->entry = sa->entry;
@@ -227,25 +235,25 @@ int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c
 	}
 
 	/* Forward keeping everything the rest of the graph reads. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, drop, last, &end);
 	st->xbar = end;
 	st->fwd_tmp = peak - end;
 	/* The same with the exit already resident (a checkpoint kept). */
 	st->fwd_cost_h = st->fwd_cost;
 	st->fwd_tmp_h = st->fwd_tmp;
 	if (st->exit >= 0) {
-		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, last,
-				      &end);
+		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, NULL,
+				      last, &end);
 		st->fwd_tmp_h = max64(peak - st->xbar, 0);
 		for (i = 0; i < fcnt; i++)
 			if (replay_skip(c, REPLAY_HELD, f0, i, c->fwd[f0 + i], b))
 				st->fwd_cost_h -= g->cost[c->fwd[f0 + i]];
 	}
 	/* Forward without grad: only the chain nodes, only the exit kept. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, NULL, last, &end);
 	st->fwd_tmp_ng = max64(peak - st->y, 0);
 	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 1,
-					    last, &end);
+					    NULL, last, &end);
 
 	/* Is the input (the entry or its owner) still needed once the forward has run? */
 	st->input_live = 1;
@@ -268,81 +276,151 @@ int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c
 		}
 	}
 
-	/* Backward: stages b down to a, each in topological order. */
+	/* Backward: stages b down to a, each in topological order (or seq). */
 	st->grad_in = c->grad_at[b + 1];
 	st->grad = c->grad_at[a];
 	for (i = 0; i < fcnt; i++) {
 		int32_t v = c->fwd[f0 + i];
 
-		if (counted_in_backward(g, c, v, a, b))
+		if (counted_in_backward(g, c, v, a, b) && !(drop && drop[v]))
 			start += g->mem[v];
 	}
 	start += st->grad_in;
 	st->bwd_start = start;
+	nb = seq ? nseq : sb->bwd_off + sb->n_bwd - sa->bwd_off;
+	if (!seq) {
+		own = malloc(sizeof(int32_t) * ((size_t)nb + 1));
+		if (!own)
+			return -1;
+		for (s = b, q = 0; s >= a; s--)
+			for (i = 0; i < c->stages[s].n_bwd; i++)
+				own[q++] = c->bwd[c->stages[s].bwd_off + i];
+		list = own;
+	}
 	n_list = 0;
-	for (s = b; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (q = 0; q < nb; q++) {
+		int32_t w = list[q];
 
-		for (i = 0; i < ss->n_bwd; i++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
-
-			st->bwd_cost += g->cost[w];
-			if (g->is_output[w])
-				st->out_mem += g->mem[w];
-			pos[w] = n_list++;
-		}
+		st->bwd_cost += g->cost[w];
+		if (g->is_output[w])
+			st->out_mem += g->mem[w];
+		pos[w] = n_list++;
 	}
 	/* Last reader of each value, counting only readers that come after it. */
-	for (s = b, p = 0; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (p = 0; p < nb; p++) {
+		int32_t w = list[p];
 
-		for (i = 0; i < ss->n_bwd; i++, p++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
 
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
-				int32_t u = g->in_idx[k];
-
-				if (pos[u] < 0 || pos[u] < p)
-					last[u] = p;
-			}
+			if (pos[u] < 0 || pos[u] < p)
+				last[u] = p;
 		}
 	}
 	cur = start;
 	peak = start;
-	for (s = b, p = 0; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (p = 0; p < nb; p++) {
+		int32_t w = list[p];
 
-		for (i = 0; i < ss->n_bwd; i++, p++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
+		if (cur + g->mem[w] + g->workspace[w] > peak)
+			peak = cur + g->mem[w] + g->workspace[w];
+		cur += g->mem[w];
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
 
-			if (cur + g->mem[w] + g->workspace[w] > peak)
-				peak = cur + g->mem[w] + g->workspace[w];
-			cur += g->mem[w];
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
-				int32_t u = g->in_idx[k];
-
-				if (last[u] == p && (pos[u] < 0 || pos[u] < p) &&
-				    g->kind[u] != REMAT_KIND_INPUT &&
-				    counted_in_backward(g, c, u, a, b) && !g->is_output[u] &&
-				    c->bwd_reader_min[u] >= a)
-					cur -= g->mem[u];
-			}
-			if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
-				cur -= g->mem[w];
+			if (last[u] != p || !(pos[u] < 0 || pos[u] < p) || g->is_output[u])
+				continue;
+			/* A value the backward recomputed goes after its last reader. */
+			if ((pos[u] >= 0 && !c->is_bwd[u]) ||
+			    (g->kind[u] != REMAT_KIND_INPUT && counted_in_backward(g, c, u, a, b) &&
+			     c->bwd_reader_min[u] >= a))
+				cur -= g->mem[u];
 		}
+		if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
+			cur -= g->mem[w];
 	}
 	st->bwd_tmp = peak - start;
-	for (s = b; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (q = 0; q < nb; q++) {
+		int32_t w = list[q];
 
-		for (i = 0; i < ss->n_bwd; i++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
-
-			pos[w] = -1;
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
-				last[g->in_idx[k]] = -1;
-		}
+		pos[w] = -1;
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
+			last[g->in_idx[k]] = -1;
 	}
+	free(own);
+	return 0;
+}
+
+int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, int32_t *scratch,
+			struct remat_stage *st)
+{
+	if (measure_impl(g, c, a, b, NULL, NULL, 0, scratch, st))
+		return REMAT_ENOMEM;
+	return REMAT_OK;
+}
+
+/* Is v, a forward node of stage s, resident after F_all with drop[]? */
+static int resident_after(const struct remat_graph *g, const struct remat_chain *c,
+			  int32_t v, int32_t s, const uint8_t *drop)
+{
+	return kept_after_forward(g, c, v, s, s) && !(drop && drop[v]);
+}
+
+int32_t remat_chain_option_seq(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, uint8_t *mark, int32_t *stack,
+			       int32_t *seq)
+{
+	const struct remat_stage *st = &c->stages[s];
+	int32_t n = 0, i, k, j, t;
+
+	for (i = 0; i < st->n_bwd; i++) {
+		int32_t w = c->bwd[st->bwd_off + i], n0 = n, top = 0;
+
+		/* Every forward node of s that w needs and that is not resident. */
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (c->stage_of[u] == s && !c->is_bwd[u] && !mark[u] &&
+			    !resident_after(g, c, u, s, drop)) {
+				mark[u] = 1;
+				stack[top++] = u;
+			}
+		}
+		while (top > 0) {
+			int32_t u = stack[--top];
+
+			seq[n++] = u;
+			for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
+				int32_t x = g->in_idx[k];
+
+				if (c->stage_of[x] == s && !c->is_bwd[x] && !mark[x] &&
+				    !resident_after(g, c, x, s, drop)) {
+					mark[x] = 1;
+					stack[top++] = x;
+				}
+			}
+		}
+		/* Topological order among them (insertion sort: short runs). */
+		for (j = n0 + 1; j < n; j++) {
+			int32_t x = seq[j];
+
+			for (t = j; t > n0 && g->topo_pos[seq[t - 1]] > g->topo_pos[x]; t--)
+				seq[t] = seq[t - 1];
+			seq[t] = x;
+		}
+		seq[n++] = w;
+	}
+	for (i = 0; i < n; i++)
+		mark[seq[i]] = 0;
+	return n;
+}
+
+int remat_chain_measure_option(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, const int32_t *seq,
+			       int32_t nseq, int32_t *scratch, struct remat_stage *st)
+{
+	measure_impl(g, c, s, s, drop, seq, nseq, scratch, st);    /* seq given: no allocation */
 	return REMAT_OK;
 }
 
@@ -895,7 +973,10 @@ static int measure_stages(const struct remat_graph *g, struct remat_chain *c)
 		struct remat_stage *st = &c->stages[s], m;
 		int32_t nodes = st->n_fwd + st->n_bwd;
 
-		remat_chain_measure(g, c, s, s, scratch, &m);
+		if (remat_chain_measure(g, c, s, s, scratch, &m)) {
+			free(scratch);
+			return -1;
+		}
 		m.fwd_off = st->fwd_off;
 		m.n_fwd = st->n_fwd;
 		m.bwd_off = st->bwd_off;
