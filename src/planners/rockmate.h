@@ -1,0 +1,73 @@
+/*
+ * rockmate.h - rk-Rotor, Rotor's dynamic program with a choice of
+ * schedule per block (Zhao et al., ICML 2023, section 4).  Internal to
+ * libremat; exposed for rockmate.c and its tests.
+ *
+ * The chain is a remat_i_rotor_chain (rotor.h: x, d, po, fo, fi, fwng,
+ * nr per stage, in slots) whose F_all / B figures are replaced by a list
+ * of options per stage: option k of stage i (off[i] <= k < off[i+1]) has
+ * its own F_all cost fw[k], backward cost bw[k] (recomputations
+ * included), kept memory xb[k] (what stays after its forward, output
+ * included), forward peak fa[k] and backward peak bp[k], as Rotor's
+ * xb/fa/bp/fw/bw are for the one option Rotor knows.
+ *
+ * Opt(i, l, m), m slots with stage i's input held outside and the
+ * gradient arriving from stage l+1 inside, is Rotor's recurrence (the
+ * plain one of rotor.c: no held or release variants) with a minimum over
+ * the options wherever Rotor runs F_all(i) and B(i):
+ *   i = l:  min_k fw[k] + bw[k]                  if m >= max(d[l+1] + fa[k], bp[k])
+ *   once:   min_k fw[k] + bw[k] + Opt(i+1, l, m - xb[k])
+ *                                    if m >= max(d[l+1] + fa[k], outs(i+1..l) + bp[k])
+ *   re-run: sum fwng[i..j-1] + Opt(j, l, m - x[j]) + Opt(i, j-1, m - outs(j..l))
+ *                                    if m >= d[l+1] + max(fo[i], fi[i+1..j-1])
+ * In a persistent schedule each stage runs F_all and B once, so the
+ * optimum is the least over every choice of one option per stage of
+ * Rotor's optimum for that choice (tests/unit/test_rockmate.c checks it
+ * by enumeration).  O(L^2 M (K + L)) time, K options per stage;
+ * O(L^2 M) doubles and choices.
+ */
+#ifndef REMAT_ROCKMATE_H
+#define REMAT_ROCKMATE_H
+
+#include <stdint.h>
+
+#include "remat/planner.h"
+#include "planners/rotor.h"
+
+struct remat_i_rk_chain {
+	const struct remat_i_rotor_chain *base;   /* x, d, po, fo, fi, fwng, nr */
+	int32_t *off;                 /* [L + 1] options of stage i: off[i] .. off[i+1]-1 */
+	int32_t *xb, *fa, *bp;        /* per option, in slots */
+	double *fw, *bw;              /* per option */
+};
+
+struct remat_i_rk_table {
+	int32_t L, M;
+	double *t;                    /* Opt(i, l, m) */
+	int32_t *ch;                  /* choice: option k >= 0, re-run at j: -2 - j, none: -1 */
+};
+
+/* A stage operation with its option (-1 for F_ck / F_ng). */
+struct remat_i_rk_op {
+	int32_t op;                   /* enum remat_i_cop_kind: FALL, FCK, FNG, BWD */
+	int32_t stage, opt;
+};
+
+/* Fill the table (deadline from req, may be NULL: REMAT_ECANCELED). */
+int remat_i_rk_solve(const struct remat_i_rk_chain *ch, int32_t M,
+		     struct remat_i_rk_table *tab, const struct remat_plan_request *req,
+		     struct remat_error *err);
+void remat_i_rk_table_release(struct remat_i_rk_table *tab);
+
+/* Opt(0, L-1, m) (INFINITY: none; m above M reads M). */
+double remat_i_rk_cost(const struct remat_i_rk_table *tab, int32_t m);
+
+/*
+ * The operations of Opt(0, L-1, m) into ops (room for 4 L^2 + 4 L
+ * entries); returns their count, or -1 when Opt is infinite.
+ */
+int64_t remat_i_rk_backtrack(const struct remat_i_rk_chain *ch,
+			     const struct remat_i_rk_table *tab, int32_t m,
+			     struct remat_i_rk_op *ops);
+
+#endif
