@@ -146,7 +146,7 @@ void remat_chain_free(struct remat_chain *c);
  * Measure stages a..b (0-based, inclusive) as one merged stage into *st
  * (the lists are left empty: fwd_off = n_fwd = 0 ...).  scratch holds
  * 2 * g->n int32 all equal to -1 and is returned that way.  O(nodes and
- * edges of the stages).  REMAT_ENOMEM (err not set) when out of memory.
+ * edges of the stages).
  */
 int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
 			int32_t a, int32_t b, int32_t *scratch,

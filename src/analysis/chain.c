@@ -198,17 +198,32 @@ static int counted_in_backward(const struct remat_graph *g, const struct remat_c
 }
 
 /*
+ * Node q of a backward list: seq[q], or (seq NULL) the next node of the
+ * stages' lists from stage *s down, *s and *i its cursor (start: b, 0).
+ */
+static int32_t list_node(const struct remat_chain *c, const int32_t *seq, int32_t *s,
+			 int32_t *i, int32_t q)
+{
+	if (seq)
+		return seq[q];
+	while (*i >= c->stages[*s].n_bwd) {
+		(*s)--;
+		*i = 0;
+	}
+	return c->bwd[c->stages[*s].bwd_off + (*i)++];
+}
+
+/*
  * remat_chain_measure() and remat_chain_measure_option(): drop (may be
  * NULL) marks forward nodes not kept after the forward; seq (nseq nodes,
  * NULL: the stages' backward lists b down to a) is the backward's compute
  * sequence, recomputations included.
  */
-static int measure_impl(const struct remat_graph *g, const struct remat_chain *c,
+static void measure_impl(const struct remat_graph *g, const struct remat_chain *c,
 			int32_t a, int32_t b, const uint8_t *drop, const int32_t *seq,
 			int32_t nseq, int32_t *scratch, struct remat_stage *st)
 {
-	int32_t *own = NULL;
-	const int32_t *list = seq;
+	int32_t cs, ci;
 	const struct remat_stage *sa = &c->stages[a], *sb = &c->stages[b];
 	int32_t f0 = sa->fwd_off, fcnt = sb->fwd_off + sb->n_fwd - sa->fwd_off;
 	int32_t *last = scratch, *pos = scratch + g->n;
@@ -288,18 +303,9 @@ static int measure_impl(const struct remat_graph *g, const struct remat_chain *c
 	start += st->grad_in;
 	st->bwd_start = start;
 	nb = seq ? nseq : sb->bwd_off + sb->n_bwd - sa->bwd_off;
-	if (!seq) {
-		own = malloc(sizeof(int32_t) * ((size_t)nb + 1));
-		if (!own)
-			return -1;
-		for (s = b, q = 0; s >= a; s--)
-			for (i = 0; i < c->stages[s].n_bwd; i++)
-				own[q++] = c->bwd[c->stages[s].bwd_off + i];
-		list = own;
-	}
 	n_list = 0;
-	for (q = 0; q < nb; q++) {
-		int32_t w = list[q];
+	for (q = 0, cs = b, ci = 0; q < nb; q++) {
+		int32_t w = list_node(c, seq, &cs, &ci, q);
 
 		st->bwd_cost += g->cost[w];
 		if (g->is_output[w])
@@ -307,8 +313,8 @@ static int measure_impl(const struct remat_graph *g, const struct remat_chain *c
 		pos[w] = n_list++;
 	}
 	/* Last reader of each value, counting only readers that come after it. */
-	for (p = 0; p < nb; p++) {
-		int32_t w = list[p];
+	for (p = 0, cs = b, ci = 0; p < nb; p++) {
+		int32_t w = list_node(c, seq, &cs, &ci, p);
 
 		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
 			int32_t u = g->in_idx[k];
@@ -319,8 +325,8 @@ static int measure_impl(const struct remat_graph *g, const struct remat_chain *c
 	}
 	cur = start;
 	peak = start;
-	for (p = 0; p < nb; p++) {
-		int32_t w = list[p];
+	for (p = 0, cs = b, ci = 0; p < nb; p++) {
+		int32_t w = list_node(c, seq, &cs, &ci, p);
 
 		if (cur + g->mem[w] + g->workspace[w] > peak)
 			peak = cur + g->mem[w] + g->workspace[w];
@@ -340,23 +346,20 @@ static int measure_impl(const struct remat_graph *g, const struct remat_chain *c
 			cur -= g->mem[w];
 	}
 	st->bwd_tmp = peak - start;
-	for (q = 0; q < nb; q++) {
-		int32_t w = list[q];
+	for (q = 0, cs = b, ci = 0; q < nb; q++) {
+		int32_t w = list_node(c, seq, &cs, &ci, q);
 
 		pos[w] = -1;
 		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
 			last[g->in_idx[k]] = -1;
 	}
-	free(own);
-	return 0;
 }
 
 int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
 			int32_t a, int32_t b, int32_t *scratch,
 			struct remat_stage *st)
 {
-	if (measure_impl(g, c, a, b, NULL, NULL, 0, scratch, st))
-		return REMAT_ENOMEM;
+	measure_impl(g, c, a, b, NULL, NULL, 0, scratch, st);
 	return REMAT_OK;
 }
 
@@ -420,7 +423,7 @@ int remat_chain_measure_option(const struct remat_graph *g, const struct remat_c
 			       int32_t s, const uint8_t *drop, const int32_t *seq,
 			       int32_t nseq, int32_t *scratch, struct remat_stage *st)
 {
-	measure_impl(g, c, s, s, drop, seq, nseq, scratch, st);    /* seq given: no allocation */
+	measure_impl(g, c, s, s, drop, seq, nseq, scratch, st);
 	return REMAT_OK;
 }
 
@@ -973,10 +976,7 @@ static int measure_stages(const struct remat_graph *g, struct remat_chain *c)
 		struct remat_stage *st = &c->stages[s], m;
 		int32_t nodes = st->n_fwd + st->n_bwd;
 
-		if (remat_chain_measure(g, c, s, s, scratch, &m)) {
-			free(scratch);
-			return -1;
-		}
+		remat_chain_measure(g, c, s, s, scratch, &m);
 		m.fwd_off = st->fwd_off;
 		m.n_fwd = st->n_fwd;
 		m.bwd_off = st->bwd_off;
