@@ -243,11 +243,67 @@ static void test_options_exhaustive(void **state)
 	}
 }
 
+/*
+ * The planner end to end, by hand.  Stages (chain view): {a}, {t s h},
+ * {b k L}; in the middle block t is big and cheap (8 bytes, cost 1), s
+ * small and dear (1 byte, cost 10), both read by the block's backward.
+ * No-remat peak 22, cost 22.  At 14 bytes t and b (8 each) can never be
+ * resident together (with x and a: 18).  Rotor can only re-run the middle
+ * block after the last block's backward: F_held recomputes t and s (h
+ * stays), cost 22 + 1 + 10 = 33.  Rockmate's option "do not keep t"
+ * recomputes t alone before gh: forward x a t s h (12), t freed after h
+ * (4), b k L (14 with k freed at L), gk (14), gb, t again (12), gh (13):
+ * peak 14, cost 23, which is optimal (a schedule within 14 must
+ * recompute something, and every node costs at least 1).
+ */
+static void test_planner_by_hand(void **state)
+{
+	const char *json = "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"a\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]},"
+		"{\"id\":\"t\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"a\"]},"
+		"{\"id\":\"s\",\"kind\":\"forward\",\"mem\":1,\"cost\":10,\"inputs\":[\"a\"]},"
+		"{\"id\":\"h\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"t\",\"s\",\"a\"]},"
+		"{\"id\":\"b\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"h\"]},"
+		"{\"id\":\"k\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"b\",\"h\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"k\"]},"
+		"{\"id\":\"gk\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"L\",\"b\"],\"grad_of\":\"k\"},"
+		"{\"id\":\"gb\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gk\",\"h\"],\"grad_of\":\"b\"},"
+		"{\"id\":\"gh\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gb\",\"t\",\"s\"],\"grad_of\":\"h\"},"
+		"{\"id\":\"gs\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"s\"},"
+		"{\"id\":\"gt\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"t\"},"
+		"{\"id\":\"ga\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gt\",\"gs\",\"x\"],\"grad_of\":\"a\"}"
+		"],\"outputs\":[\"ga\"]}";
+	struct remat_graph *g = tu_graph(json);
+	struct remat_sim_result r;
+
+	(void)state;
+	assert_int_equal(g->no_remat_peak, 22);
+	assert_int_equal(tu_plan(g, "rotor", 14, NULL, 0, TU_MUST_FIT, &r), REMAT_OK);
+	assert_true(r.cost == 33);
+	assert_int_equal(tu_plan(g, "rockmate", 14, NULL, 0, TU_MUST_FIT, &r), REMAT_OK);
+	assert_true(r.cost == 23);
+	assert_int_equal(r.peak_mem, 14);
+	assert_int_equal(r.recomputes, 1);
+	/*
+	 * With one level the middle block's options are "keep all" and "keep
+	 * neither t nor s" (recomputing both, 11): 33 again, as rotor.
+	 */
+	{
+		struct remat_kv o[] = { { "levels", "1" } };
+
+		assert_int_equal(tu_plan(g, "rockmate", 14, o, 1, TU_MUST_FIT, &r), REMAT_OK);
+		assert_true(r.cost == 33);
+	}
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_option_is_rotor),
 		cmocka_unit_test(test_options_exhaustive),
+		cmocka_unit_test(test_planner_by_hand),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
