@@ -18,9 +18,12 @@
  *    Rotor's F_all / B, so rockmate is never worse than rotor at the same
  *    slots.
  * 4. Options per block (Rockmate's H-partition and per-block solutions,
- *    simplified): the forward nodes of the block that only its own
- *    backward reads (not outputs, not "recompute": false, not the block's
- *    output object) are ranked by cost per byte, cheapest first; option t
+ *    simplified): the forward nodes of the block read only inside the
+ *    block, by its backward among others (not outputs, not "recompute":
+ *    false, not the block's output object), are ranked by what
+ *    recomputing one costs (it and the block's nodes it needs that are
+ *    not kept, as a softmax needs its matmul) per byte, cheapest first;
+ *    option t
  *    (t = 0..--levels, default 4) does not keep the first t/levels of
  *    their bytes after the forward, and the backward recomputes each just
  *    before its first reader (with what it needs that is not resident).
@@ -310,10 +313,16 @@ static int options_grow(struct rk_options *o, int32_t nd)
 	return 0;
 }
 
+struct rk_cand {
+	double key;     /* recomputation cost per byte kept less */
+	int32_t pos, v; /* topological position (ties), node */
+};
+
 /* Scratch shared by option building and expansion. */
 struct rk_scratch {
 	uint8_t *mark, *dropm;
 	int32_t *stack, *seq, *meas, *cand;
+	struct rk_cand *rank;
 };
 
 static void scratch_release(struct rk_scratch *s)
@@ -324,6 +333,7 @@ static void scratch_release(struct rk_scratch *s)
 	free(s->seq);
 	free(s->meas);
 	free(s->cand);
+	free(s->rank);
 }
 
 static int scratch_alloc(struct rk_scratch *s, int32_t n)
@@ -337,7 +347,8 @@ static int scratch_alloc(struct rk_scratch *s, int32_t n)
 	s->seq = malloc(sizeof(int32_t) * (2 * (size_t)n + 1));
 	s->meas = malloc(sizeof(int32_t) * (2 * (size_t)n + 1));
 	s->cand = malloc(sizeof(int32_t) * ((size_t)n + 1));
-	if (!s->mark || !s->dropm || !s->stack || !s->seq || !s->meas || !s->cand)
+	s->rank = malloc(sizeof(*s->rank) * ((size_t)n + 1));
+	if (!s->mark || !s->dropm || !s->stack || !s->seq || !s->meas || !s->cand || !s->rank)
 		return -1;
 	for (i = 0; i < 2 * n; i++)
 		s->meas[i] = -1;
@@ -364,18 +375,63 @@ static int droppable(const struct remat_graph *g, const struct remat_chain *c, i
 	return bwd;
 }
 
-static const struct remat_graph *sort_graph;
+/* Is v, a forward node of stage s, kept after F_all when nothing is dropped? */
+static int kept0(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+		 int32_t v)
+{
+	int32_t k;
+
+	if (g->is_output[v])
+		return 1;
+	for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+		int32_t w = g->use_idx[k];
+
+		if (c->stage_of[w] != s || c->is_bwd[w])
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * What recomputing v alone costs: v and the forward nodes of stage s it
+ * needs that are not kept after the forward (a softmax needs the matmul
+ * before it).  mark (zeros) and stack are scratch; mark is cleared.
+ */
+static double closure_cost(const struct remat_graph *g, const struct remat_chain *c,
+			   int32_t s, int32_t v, uint8_t *mark, int32_t *stack, int32_t *seen)
+{
+	int32_t top = 0, ns = 0, k;
+	double cost = 0;
+
+	stack[top++] = v;
+	mark[v] = 1;
+	while (top > 0) {
+		int32_t u = stack[--top];
+
+		seen[ns++] = u;
+		cost += g->cost[u];
+		for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
+			int32_t x = g->in_idx[k];
+
+			if (!mark[x] && c->stage_of[x] == s && !c->is_bwd[x] && !kept0(g, c, s, x)) {
+				mark[x] = 1;
+				stack[top++] = x;
+			}
+		}
+	}
+	while (ns > 0)
+		mark[seen[--ns]] = 0;
+	return cost;
+}
 
 /* Cheapest recomputation per byte first; ties in topological order. */
-static int by_ratio(const void *pa, const void *pb)
+static int by_key(const void *pa, const void *pb)
 {
-	const struct remat_graph *g = sort_graph;
-	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-	double ra = g->cost[a] / (double)g->mem[a], rb = g->cost[b] / (double)g->mem[b];
+	const struct rk_cand *a = pa, *b = pb;
 
-	if (ra != rb)
-		return ra < rb ? -1 : 1;
-	return g->topo_pos[a] - g->topo_pos[b];
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->pos - b->pos;
 }
 
 /* Does option k dominate option q (no worse in cost and every figure)? */
@@ -400,12 +456,16 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 		int32_t v = c->fwd[st->fwd_off + i];
 
 		if (droppable(g, c, s, v)) {
-			sc->cand[nc++] = v;
+			sc->rank[nc].key = closure_cost(g, c, s, v, sc->mark, sc->stack, sc->seq) /
+					   (double)g->mem[v];
+			sc->rank[nc].pos = g->topo_pos[v];
+			sc->rank[nc++].v = v;
 			total += g->mem[v];
 		}
 	}
-	sort_graph = g;
-	qsort(sc->cand, (size_t)nc, sizeof(int32_t), by_ratio);
+	qsort(sc->rank, (size_t)nc, sizeof(*sc->rank), by_key);
+	for (i = 0; i < nc; i++)
+		sc->cand[i] = sc->rank[i].v;
 	for (t = 0; t <= levels; t++) {
 		struct remat_stage m;
 		int32_t nd = 0, nseq, k, q;
@@ -473,9 +533,11 @@ struct expander {
 	int32_t *stack, *found;
 };
 
-static int by_topo(const void *pa, const void *pb)
+static int by_int(const void *pa, const void *pb)
 {
-	return sort_graph->topo_pos[*(const int32_t *)pa] - sort_graph->topo_pos[*(const int32_t *)pb];
+	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+
+	return (a > b) - (a < b);
 }
 
 /* Compute, in topological order, v and every ancestor never computed yet. */
@@ -489,7 +551,7 @@ static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
 	while (top > 0) {
 		int32_t u = x->stack[--top];
 
-		x->found[nf++] = u;
+		x->found[nf++] = g->topo_pos[u];
 		for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
 			int32_t w = g->in_idx[k];
 
@@ -499,11 +561,13 @@ static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
 			}
 		}
 	}
-	sort_graph = g;
-	qsort(x->found, (size_t)nf, sizeof(int32_t), by_topo);
+	/* found[] holds topological positions: sorted, they are the order. */
+	qsort(x->found, (size_t)nf, sizeof(int32_t), by_int);
 	for (i = 0; i < nf; i++) {
-		REMAT_TRY(remat_schedule_push(x->out, REMAT_OP_COMPUTE, x->found[i], err));
-		x->computed[x->found[i]] = 1;
+		int32_t u = g->topo[x->found[i]];
+
+		REMAT_TRY(remat_schedule_push(x->out, REMAT_OP_COMPUTE, u, err));
+		x->computed[u] = 1;
 	}
 	return REMAT_OK;
 }
