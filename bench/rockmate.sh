@@ -81,6 +81,8 @@ sweep)
 	;;
 time)
 	rep=${3:-5}
+	tf=$(mktemp)
+	trap 'rm -f "$tf"' EXIT
 	echo "| budget | best wall (s) | best CPU user+sys (s) |"
 	echo "| ---: | ---: | ---: |"
 	for b in 90% 50% 30%; do
@@ -88,8 +90,9 @@ time)
 		bestc=""
 		i=0
 		while [ $i -lt "$rep" ]; do
-			t=$( { /usr/bin/time -f "%e %U %S" "$remat" plan graphs/gpt2_small.json -b $b \
-				--planner rockmate >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+			/usr/bin/time -o "$tf" -f "%e %U %S" "$remat" plan graphs/gpt2_small.json \
+				-b $b --planner rockmate >/dev/null 2>&1 || true
+			t=$(tail -1 "$tf")
 			w=$(echo "$t" | awk '{print $1}')
 			c=$(echo "$t" | awk '{print $2 + $3}')
 			best=$(echo "$best $w" | awk '{m=$1; for(i=2;i<=NF;i++) if($i<m) m=$i; print m}')
