@@ -496,7 +496,8 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 		if (dominated)
 			continue;
 		o->drop_off[k] = o->drop_n;
-		memcpy(o->drop + o->drop_n, sc->cand, sizeof(int32_t) * (size_t)nd);
+		if (nd > 0)
+			memcpy(o->drop + o->drop_n, sc->cand, sizeof(int32_t) * (size_t)nd);
 		o->drop_n += nd;
 		o->n++;
 		o->drop_off[o->n] = o->drop_n;
