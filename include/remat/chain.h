@@ -164,7 +164,7 @@ int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c
  * stack (n_fwd of s) are scratch, mark is returned zeroed.
  * remat_chain_measure_option() measures s as remat_chain_measure() does,
  * with the dropped nodes freed after their last forward reader (xbar,
- * fwd_tmp, bwd_start less them) and seq as the backward (bwd_cost and
+ * fwd_tmp, fwd_tmp_h, bwd_start less them) and seq as the backward (bwd_cost and
  * bwd_tmp include the recomputations).
  */
 int32_t remat_chain_option_seq(const struct remat_graph *g, const struct remat_chain *c,

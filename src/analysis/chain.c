@@ -257,7 +257,7 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 	st->fwd_cost_h = st->fwd_cost;
 	st->fwd_tmp_h = st->fwd_tmp;
 	if (st->exit >= 0) {
-		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, NULL,
+		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, drop,
 				      last, &end);
 		st->fwd_tmp_h = max64(peak - st->xbar, 0);
 		for (i = 0; i < fcnt; i++)

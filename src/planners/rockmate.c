@@ -29,11 +29,12 @@
  *    before its first reader (with what it needs that is not resident).
  *    Each option is measured by replaying the block under the simulator's
  *    rules (remat_chain_measure_option()); options dominated in cost and
- *    every memory figure are dropped.  Blocks with the same structure,
- *    sizes and costs get the same options by construction (the rule reads
- *    nothing else), so no hashing is needed for these options.
- * 5. rk-Rotor (rockmate.h): Rotor's recurrence with the least over the
- *    options wherever a block runs F_all and B; backtrack at internal
+ *    every memory figure are dropped.  Each block's options are built
+ *    anew: identical blocks are not recognised (building these options
+ *    is cheap; the paper solves each distinct block's MILP once).
+ * 5. rk-Rotor (rockmate.h): Rotor's recurrence, with its held variant, and
+ *    the least over the options wherever a block runs F_all (or F_held)
+ *    and B; backtrack at internal
  *    budgets from the top downward, expand (each block's backward with its
  *    option's recomputations), simulate, keep the cheapest schedule
  *    within budget (at most 256 plans, or until the model's cost cannot
@@ -42,8 +43,8 @@
  * Not done (see README): the paper's per-block options come from an
  * exact MILP on the block at a grid of memory levels; here they come from
  * the ranking of step 4 alone, so within a block the choice of what to
- * recompute is a heuristic.  rk-Rotor has no held/release refinements
- * (Rotor's plans of step 3 have them).
+ * recompute is a heuristic.  rk-Rotor has no release variant (Rotor's
+ * plans of step 3 have it).
  *
  * Complexity: step 3 is rotor's; step 4 is O(levels (n + e)); step 5 is
  * O(L^2 M (K + L)) for L blocks, M slots, K options per block, plus one
@@ -74,8 +75,13 @@ static int32_t max32(int32_t a, int32_t b)
 
 void remat_i_rk_table_release(struct remat_i_rk_table *tab)
 {
-	free(tab->t);
-	free(tab->ch);
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		free(tab->t[k]);
+		free(tab->ch[k]);
+	}
+	free(tab->held);
 	memset(tab, 0, sizeof(*tab));
 }
 
@@ -90,68 +96,89 @@ static int64_t outs(const struct remat_i_rotor_chain *b, int32_t j, int32_t l)
 	return v;
 }
 
-/* Opt(i, l, m) of a filled table; INFINITY below zero slots. */
-static double at(const struct remat_i_rk_table *tab, int32_t i, int32_t l, int64_t m)
+/* Table k (RK_A, RK_S) at (i, l, m); INFINITY below zero slots. */
+static double at(const struct remat_i_rk_table *tab, int k, int32_t i, int32_t l, int64_t m)
 {
 	if (m < 0)
 		return INFINITY;
 	if (m > tab->M)
 		m = tab->M;
-	return tab->t[tri(i, l) * ((size_t)tab->M + 1) + (size_t)m];
+	return tab->t[k][tri(i, l) * ((size_t)tab->M + 1) + (size_t)m];
 }
 
-/* Fill cell (i, l) for every m. */
+/*
+ * Variant held (stage l's output resident at the start, counted in m;
+ * stage l runs F_held) or not of cell (i, l) at m: the least value and
+ * its choice (option k >= 0, re-run at j: -2 - j, none: -1).
+ */
+static double cell_value(const struct remat_i_rk_chain *ch, const struct remat_i_rk_table *tab,
+			 int32_t i, int32_t l, int32_t m, int held, int32_t *choice)
+{
+	const struct remat_i_rotor_chain *b = ch->base;
+	int32_t dl = b->d[l + 1], yl = held ? b->y[l] : 0, k, j, ng;
+	int sub = held ? RK_S : RK_A;
+	int64_t po = i < l ? outs(b, i + 1, l) : 0;
+	double best = INFINITY, v, fws = 0;
+
+	*choice = -1;
+	for (k = ch->off[i]; k < ch->off[i + 1]; k++) {
+		if (i == l) {
+			if (m < max32(dl + (held ? ch->fah[k] : ch->fa[k]), ch->bp[k]))
+				continue;
+			v = (held ? ch->fwh[k] : ch->fw[k]) + ch->bw[k];
+		} else {
+			if (m < dl + yl + ch->fa[k] || m < po + ch->bp[k])
+				continue;
+			v = ch->fw[k] + ch->bw[k] + at(tab, sub, i + 1, l, (int64_t)m - ch->xb[k]);
+		}
+		if (v < best) {
+			best = v;
+			*choice = k;
+		}
+	}
+	if (i < l && !b->nr[i]) {
+		ng = b->fo[i];
+		for (j = i + 1; j <= l; j++) {
+			int32_t kk = j - 1;
+
+			if (kk > i) {
+				if (b->nr[kk])
+					break;
+				ng = max32(ng, b->fi[kk]);
+			}
+			fws += b->fwng[kk];
+			if (m < dl + yl + ng)
+				break;
+			v = fws + at(tab, sub, j, l, (int64_t)m - b->x[j]) +
+			    at(tab, RK_S, i, j - 1, (int64_t)m - outs(b, j, l));
+			if (v < best) {
+				best = v;
+				*choice = -2 - j;
+			}
+		}
+	}
+	return best;
+}
+
+/* Fill cell (i, l) of A and S for every m. */
 static void fill_cell(const struct remat_i_rk_chain *ch, struct remat_i_rk_table *tab,
 		      int32_t i, int32_t l)
 {
-	const struct remat_i_rotor_chain *b = ch->base;
-	int32_t M = tab->M, m, k, j, dl = b->d[l + 1];
+	int32_t M = tab->M, m, ca, chh = -1;
 	size_t row = tri(i, l) * ((size_t)M + 1);
-	int64_t po = i < l ? outs(b, i + 1, l) : 0;
+	int can_hold = l + 1 < ch->base->L && !ch->base->plain;
 
 	for (m = 0; m <= M; m++) {
-		double best = INFINITY, v;
-		int32_t choice = -1, ng;
-		double fws = 0;
+		double a = cell_value(ch, tab, i, l, m, 0, &ca), h = INFINITY;
 
-		for (k = ch->off[i]; k < ch->off[i + 1]; k++) {
-			if (i == l) {
-				if (m < max32(dl + ch->fa[k], ch->bp[k]))
-					continue;
-				v = ch->fw[k] + ch->bw[k];
-			} else {
-				if (m < dl + ch->fa[k] || m < po + ch->bp[k])
-					continue;
-				v = ch->fw[k] + ch->bw[k] + at(tab, i + 1, l, (int64_t)m - ch->xb[k]);
-			}
-			if (v < best) {
-				best = v;
-				choice = k;
-			}
-		}
-		if (i < l && !b->nr[i]) {
-			ng = b->fo[i];
-			for (j = i + 1; j <= l; j++) {
-				int32_t kk = j - 1;
-
-				if (kk > i) {
-					if (b->nr[kk])
-						break;
-					ng = max32(ng, b->fi[kk]);
-				}
-				fws += b->fwng[kk];
-				if (m < dl + ng)
-					break;
-				v = fws + at(tab, j, l, (int64_t)m - b->x[j]) +
-				    at(tab, i, j - 1, (int64_t)m - outs(b, j, l));
-				if (v < best) {
-					best = v;
-					choice = -2 - j;
-				}
-			}
-		}
-		tab->t[row + (size_t)m] = best;
-		tab->ch[row + (size_t)m] = choice;
+		tab->t[RK_A][row + (size_t)m] = a;
+		tab->ch[RK_A][row + (size_t)m] = ca;
+		if (can_hold)
+			h = cell_value(ch, tab, i, l, m, 1, &chh);
+		/* The held variant only when strictly cheaper, as rotor.c. */
+		tab->held[row + (size_t)m] = h < a;
+		tab->t[RK_S][row + (size_t)m] = h < a ? h : a;
+		tab->ch[RK_S][row + (size_t)m] = h < a ? chh : ca;
 	}
 }
 
@@ -161,14 +188,18 @@ int remat_i_rk_solve(const struct remat_i_rk_chain *ch, int32_t M,
 {
 	int32_t L = ch->base->L, i, l;
 	size_t cells;
+	int k;
 
 	memset(tab, 0, sizeof(*tab));
 	if (L <= 0 || M < 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "rockmate: empty chain or negative budget");
 	cells = (tri(L - 1, L - 1) + 1) * ((size_t)M + 1);
-	tab->t = malloc(cells * sizeof(double));
-	tab->ch = malloc(cells * sizeof(int32_t));
-	if (!tab->t || !tab->ch) {
+	for (k = 0; k < 2; k++) {
+		tab->t[k] = malloc(cells * sizeof(double));
+		tab->ch[k] = malloc(cells * sizeof(int32_t));
+	}
+	tab->held = malloc(cells);
+	if (!tab->t[0] || !tab->t[1] || !tab->ch[0] || !tab->ch[1] || !tab->held) {
 		remat_i_rk_table_release(tab);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "rockmate: out of memory for a table of "
 				  "%d blocks x %d slots", (int)L, (int)M);
@@ -189,9 +220,9 @@ int remat_i_rk_solve(const struct remat_i_rk_chain *ch, int32_t M,
 
 double remat_i_rk_cost(const struct remat_i_rk_table *tab, int32_t m)
 {
-	if (!tab->t || m < 0)
+	if (!tab->t[RK_A] || m < 0)
 		return INFINITY;
-	return at(tab, 0, tab->L - 1, m);
+	return at(tab, RK_A, 0, tab->L - 1, m);
 }
 
 static void push(struct remat_i_rk_op *ops, int64_t *n, int32_t op, int32_t stage,
@@ -203,18 +234,28 @@ static void push(struct remat_i_rk_op *ops, int64_t *n, int32_t op, int32_t stag
 	(*n)++;
 }
 
+/* Operations of table kind's cell (i, l) at m. */
 static void backtrack(const struct remat_i_rk_chain *ch, const struct remat_i_rk_table *tab,
-		      int32_t i, int32_t l, int32_t m, struct remat_i_rk_op *ops, int64_t *n)
+		      int kind, int32_t i, int32_t l, int64_t m, struct remat_i_rk_op *ops,
+		      int64_t *n)
 {
 	int32_t code, j, k;
+	size_t cell;
+	int held, sub;
 
 	if (m > tab->M)
 		m = tab->M;
-	code = tab->ch[tri(i, l) * ((size_t)tab->M + 1) + (size_t)m];
+	cell = tri(i, l) * ((size_t)tab->M + 1) + (size_t)m;
+	held = kind == RK_S && tab->held[cell];
+	code = tab->ch[kind][cell];
+	sub = held ? RK_S : RK_A;
 	if (code >= 0) {
-		push(ops, n, REMAT_I_FALL, i, code);
-		if (i < l)
-			backtrack(ch, tab, i + 1, l, m - ch->xb[code], ops, n);
+		if (i == l) {
+			push(ops, n, held ? REMAT_I_FHELD : REMAT_I_FALL, i, code);
+		} else {
+			push(ops, n, REMAT_I_FALL, i, code);
+			backtrack(ch, tab, sub, i + 1, l, m - ch->xb[code], ops, n);
+		}
 		push(ops, n, REMAT_I_BWD, i, code);
 		return;
 	}
@@ -222,8 +263,8 @@ static void backtrack(const struct remat_i_rk_chain *ch, const struct remat_i_rk
 	push(ops, n, REMAT_I_FCK, i, -1);
 	for (k = i + 1; k < j; k++)
 		push(ops, n, REMAT_I_FNG, k, -1);
-	backtrack(ch, tab, j, l, m - ch->base->x[j], ops, n);
-	backtrack(ch, tab, i, j - 1, (int32_t)(m - outs(ch->base, j, l)), ops, n);
+	backtrack(ch, tab, sub, j, l, m - ch->base->x[j], ops, n);
+	backtrack(ch, tab, RK_S, i, j - 1, m - outs(ch->base, j, l), ops, n);
 }
 
 int64_t remat_i_rk_backtrack(const struct remat_i_rk_chain *ch,
@@ -234,7 +275,7 @@ int64_t remat_i_rk_backtrack(const struct remat_i_rk_chain *ch,
 
 	if (!isfinite(remat_i_rk_cost(tab, m)))
 		return -1;
-	backtrack(ch, tab, 0, tab->L - 1, m, ops, &n);
+	backtrack(ch, tab, RK_A, 0, tab->L - 1, m, ops, &n);
 	return n;
 }
 
@@ -246,8 +287,8 @@ struct rk_options {
 	int32_t *drop_off;            /* [n + 1] dropped nodes of option k: drop[drop_off[k] ..] */
 	int32_t *drop;
 	int32_t drop_n, drop_cap;
-	int32_t *xb, *fa, *bp;
-	double *fw, *bw;
+	int32_t *xb, *fa, *bp, *fah;
+	double *fw, *bw, *fwh;
 	int32_t cap;
 };
 
@@ -259,8 +300,10 @@ static void options_release(struct rk_options *o)
 	free(o->xb);
 	free(o->fa);
 	free(o->bp);
+	free(o->fah);
 	free(o->fw);
 	free(o->bw);
+	free(o->fwh);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -297,7 +340,8 @@ static int options_grow(struct rk_options *o, int32_t nd)
 		o->drop_off = a;
 		if (grow(&o->xb, sizeof(int32_t), cap) || grow(&o->fa, sizeof(int32_t), cap) ||
 		    grow(&o->bp, sizeof(int32_t), cap) || grow(&o->fw, sizeof(double), cap) ||
-		    grow(&o->bw, sizeof(double), cap))
+		    grow(&o->bw, sizeof(double), cap) || grow(&o->fah, sizeof(int32_t), cap) ||
+		    grow(&o->fwh, sizeof(double), cap))
 			return -1;
 		o->cap = cap;
 	}
@@ -438,7 +482,8 @@ static int by_key(const void *pa, const void *pb)
 static int dominates(const struct rk_options *o, int32_t k, int32_t q)
 {
 	return o->fw[k] + o->bw[k] <= o->fw[q] + o->bw[q] && o->xb[k] <= o->xb[q] &&
-	       o->fa[k] <= o->fa[q] && o->bp[k] <= o->bp[q];
+	       o->fa[k] <= o->fa[q] && o->bp[k] <= o->bp[q] && o->fah[k] <= o->fah[q] &&
+	       o->fwh[k] <= o->fwh[q];
 }
 
 /*
@@ -489,8 +534,10 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 		o->xb[k] = to_slots(m.xbar, unit, cap);
 		o->fa[k] = to_slots(m.xbar + m.fwd_tmp, unit, cap);
 		o->bp[k] = to_slots(m.bwd_start + m.bwd_tmp, unit, cap);
+		o->fah[k] = to_slots(m.xbar + m.fwd_tmp_h, unit, cap);
 		o->fw[k] = m.fwd_cost;
 		o->bw[k] = m.bwd_cost;
+		o->fwh[k] = m.fwd_cost_h;
 		for (q = first; q < k && t > 0 && !dominated; q++)
 			dominated = dominates(o, q, k);
 		if (dominated)
@@ -625,6 +672,11 @@ static int rk_expand(const struct remat_graph *g, const struct remat_chain *c,
 		case REMAT_I_FALL:
 			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
 				rc = emit(&x, c->fwd[st->fwd_off + i], err);
+			break;
+		case REMAT_I_FHELD:
+			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
+				if (c->fwd_h[st->fwd_off + i])
+					rc = emit(&x, c->fwd[st->fwd_off + i], err);
 			break;
 		case REMAT_I_FCK:
 		case REMAT_I_FNG:
@@ -864,8 +916,10 @@ static int rockmate_plan(const struct remat_plan_request *req, struct remat_sche
 	rk.xb = o.xb;
 	rk.fa = o.fa;
 	rk.bp = o.bp;
+	rk.fah = o.fah;
 	rk.fw = o.fw;
 	rk.bw = o.bw;
+	rk.fwh = o.fwh;
 	rc = rk_plans(&run, &rk, &o, &sc, Mtab, &tried_rk, &won_rk, err);
 	if (rc)
 		goto done;

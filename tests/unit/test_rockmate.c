@@ -1,7 +1,7 @@
 /*
  * test_rockmate.c - rk-Rotor (src/planners/rockmate.c) checked three ways
- * on random slot chains: with one option per stage it is Rotor's plain
- * recurrence (rotor.c's table with the held and release variants off);
+ * on random slot chains: with one option per stage it is Rotor's
+ * recurrence (rotor.c's table, held variant on or off, no release);
  * with several it equals the least, over every choice of one option per
  * stage (exhaustive enumeration), of the one-option optimum; and the
  * operations it backtracks cost exactly what its table says and run each
@@ -25,21 +25,21 @@ static void random_chain(uint64_t *rs, int32_t L, struct remat_i_rotor_chain *ch
 	struct remat_error err;
 
 	assert_int_equal(remat_i_rotor_chain_alloc(ch, L, &err), REMAT_OK);
-	ch->plain = 1;
+	ch->plain = rnd(rs, 0, 3) == 0;
 	for (i = 0; i <= L; i++)
 		ch->x[i] = rnd(rs, 1, 4);
 	for (i = 0; i < L; i++) {
 		ch->y[i] = ch->x[i + 1];
 		ch->xb[i] = ch->y[i] + rnd(rs, 0, 5);
 		ch->fa[i] = ch->xb[i] + rnd(rs, 0, 3);
-		ch->fah[i] = ch->fa[i];
+		ch->fah[i] = ch->xb[i] + rnd(rs, 0, 3);
 		ch->fo[i] = ch->y[i] + rnd(rs, 0, 3);
 		ch->fi[i] = ch->x[i] + ch->fo[i];
 		ch->d[i] = rnd(rs, 0, 3);
 		ch->bp[i] = ch->xb[i] + rnd(rs, 0, 4);
 		ch->po[i] = rnd(rs, 0, 5) == 0 ? 1 : 0;
 		ch->fw[i] = rnd(rs, 1, 9);
-		ch->fwh[i] = ch->fw[i];
+		ch->fwh[i] = ch->fw[i] - rnd(rs, 0, (int32_t)ch->fw[i] - 1);
 		ch->fwng[i] = ch->fw[i];
 		ch->bw[i] = rnd(rs, 1, 18);
 		ch->nr[i] = rnd(rs, 0, 9) == 0;
@@ -52,8 +52,8 @@ static void random_chain(uint64_t *rs, int32_t L, struct remat_i_rotor_chain *ch
 
 /* Options: option 0 of each stage is Rotor's; the others trade memory for cost. */
 struct opts {
-	int32_t off[8], xb[32], fa[32], bp[32];
-	double fw[32], bw[32];
+	int32_t off[8], xb[32], fa[32], bp[32], fah[32];
+	double fw[32], bw[32], fwh[32];
 };
 
 static void random_options(uint64_t *rs, const struct remat_i_rotor_chain *ch, int32_t K,
@@ -68,6 +68,8 @@ static void random_options(uint64_t *rs, const struct remat_i_rotor_chain *ch, i
 
 			o->xb[n] = ch->xb[i] - cut;
 			o->fa[n] = ch->fa[i] - cut;
+			o->fah[n] = ch->fah[i] - cut;
+			o->fwh[n] = ch->fwh[i];
 			o->bp[n] = ch->bp[i] - cut + (k == 0 ? 0 : rnd(rs, 0, 3));
 			o->fw[n] = ch->fw[i];
 			o->bw[n] = ch->bw[i] + (k == 0 ? 0 : rnd(rs, 0, 12));
@@ -84,11 +86,18 @@ static void rk_view(const struct remat_i_rotor_chain *ch, struct opts *o,
 	rk->xb = o->xb;
 	rk->fa = o->fa;
 	rk->bp = o->bp;
+	rk->fah = o->fah;
 	rk->fw = o->fw;
 	rk->bw = o->bw;
+	rk->fwh = o->fwh;
 }
 
-/* One option per stage, Rotor's own figures: the same table as rotor.c's plain one. */
+/*
+ * One option per stage, Rotor's own figures: the same table as rotor.c's,
+ * with its held variant (and without it, plain, on a quarter of the
+ * chains); every stage input stays (xl = 1), so rotor.c has no release
+ * tables either.
+ */
 static void test_one_option_is_rotor(void **state)
 {
 	uint64_t rs = 99;
@@ -110,8 +119,10 @@ static void test_one_option_is_rotor(void **state)
 			o.xb[i] = ch.xb[i];
 			o.fa[i] = ch.fa[i];
 			o.bp[i] = ch.bp[i];
+			o.fah[i] = ch.fah[i];
 			o.fw[i] = ch.fw[i];
 			o.bw[i] = ch.bw[i];
+			o.fwh[i] = ch.fwh[i];
 		}
 		o.off[L] = L;
 		rk_view(&ch, &o, &rk);
@@ -150,9 +161,10 @@ static double ops_cost(const struct remat_i_rk_chain *rk, const struct remat_i_r
 
 		switch (ops[t].op) {
 		case REMAT_I_FALL:
+		case REMAT_I_FHELD:
 			assert_true(k >= rk->off[s] && k < rk->off[s + 1]);
 			fall_opt[s] = k;
-			cost += rk->fw[k];
+			cost += ops[t].op == REMAT_I_FHELD ? rk->fwh[k] : rk->fw[k];
 			break;
 		case REMAT_I_FCK:
 		case REMAT_I_FNG:
@@ -212,8 +224,10 @@ static void test_options_exhaustive(void **state)
 				p.xb[i] = o.xb[k];
 				p.fa[i] = o.fa[k];
 				p.bp[i] = o.bp[k];
+				p.fah[i] = o.fah[k];
 				p.fw[i] = o.fw[k];
 				p.bw[i] = o.bw[k];
+				p.fwh[i] = o.fwh[k];
 			}
 			p.off[L] = L;
 			rk_view(&ch, &p, &one);
