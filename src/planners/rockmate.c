@@ -29,7 +29,12 @@
  *    before its first reader (with what it needs that is not resident).
  *    Each option is measured by replaying the block under the simulator's
  *    rules (remat_chain_measure_option()); options dominated in cost and
- *    every memory figure are dropped.  Each block's options are built
+ *    every memory figure are dropped.  With --exhaustive N, every subset
+ *    of the block's first N candidates is measured too, and at each level
+ *    of kept bytes and of backward peak the cheapest subset within it is
+ *    an option as well (2^N replays per block: on the zoo graphs it
+ *    changed the plans' costs by a few tenths of a percent either way, so
+ *    it is off by default).  Each block's options are built
  *    anew: identical blocks are not recognised (building these options
  *    is cheap; the paper solves each distinct block's MILP once).
  * 5. rk-Rotor (rockmate.h): Rotor's recurrence, with its held variant, and
@@ -487,10 +492,129 @@ static int dominates(const struct rk_options *o, int32_t k, int32_t q)
 }
 
 /*
- * Step 4 for stage s: options appended to o (option 0 drops nothing).
+ * Measure stage s with drop[0..nd) left out into *m.  sc->dropm, mark and
+ * meas are returned clean.
+ */
+static void measure_drop(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+			 const int32_t *drop, int32_t nd, struct rk_scratch *sc,
+			 struct remat_stage *m)
+{
+	int32_t i, nseq;
+
+	for (i = 0; i < nd; i++)
+		sc->dropm[drop[i]] = 1;
+	nseq = remat_chain_option_seq(g, c, s, sc->dropm, sc->mark, sc->stack, sc->seq);
+	remat_chain_measure_option(g, c, s, sc->dropm, sc->seq, nseq, sc->meas, m);
+	for (i = 0; i < nd; i++)
+		sc->dropm[drop[i]] = 0;
+}
+
+/*
+ * Add the option of stage s that leaves out drop[0..nd), unless an option
+ * of s already there (from first on) dominates it; the first one is always
+ * added.  -1: out of memory.
+ */
+static int add_option(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+		      const int32_t *drop, int32_t nd, int64_t unit, int32_t cap, int32_t first,
+		      struct rk_options *o, struct rk_scratch *sc)
+{
+	struct remat_stage m;
+	int32_t k, q;
+
+	measure_drop(g, c, s, drop, nd, sc, &m);
+	if (options_grow(o, nd))
+		return -1;
+	k = o->n;
+	o->xb[k] = to_slots(m.xbar, unit, cap);
+	o->fa[k] = to_slots(m.xbar + m.fwd_tmp, unit, cap);
+	o->bp[k] = to_slots(m.bwd_start + m.bwd_tmp, unit, cap);
+	o->fah[k] = to_slots(m.xbar + m.fwd_tmp_h, unit, cap);
+	o->fw[k] = m.fwd_cost;
+	o->bw[k] = m.bwd_cost;
+	o->fwh[k] = m.fwd_cost_h;
+	for (q = first; q < k; q++)
+		if (dominates(o, q, k))
+			return 0;
+	o->drop_off[k] = o->drop_n;
+	if (nd > 0)
+		memcpy(o->drop + o->drop_n, drop, sizeof(int32_t) * (size_t)nd);
+	o->drop_n += nd;
+	o->n++;
+	o->drop_off[o->n] = o->drop_n;
+	return 0;
+}
+
+/*
+ * Step 4b: every subset of the first ne candidates (ne <= 16) measured;
+ * at each of levels memory levels of the kept bytes, and of the backward
+ * peak, between the full set's and the empty set's, the cheapest subset
+ * within it becomes an option.  -1: out of memory.
+ */
+static int exhaustive_options(const struct remat_graph *g, const struct remat_chain *c,
+			      int32_t s, int32_t ne, long levels, int64_t unit, int32_t cap,
+			      int32_t first, struct rk_options *o, struct rk_scratch *sc)
+{
+	int32_t n = 1 << ne, mask, i, t, crit, nd, drop[16];
+	int64_t *xb = malloc(sizeof(int64_t) * (size_t)n);
+	int64_t *bp = malloc(sizeof(int64_t) * (size_t)n);
+	double *cost = malloc(sizeof(double) * (size_t)n);
+	int rc = 0;
+
+	if (!xb || !bp || !cost) {
+		rc = -1;
+		goto done;
+	}
+	for (mask = 0; mask < n; mask++) {
+		struct remat_stage m;
+
+		for (i = 0, nd = 0; i < ne; i++)
+			if (mask & (1 << i))
+				drop[nd++] = sc->cand[i];
+		measure_drop(g, c, s, drop, nd, sc, &m);
+		xb[mask] = m.xbar;
+		bp[mask] = m.bwd_start + m.bwd_tmp;
+		cost[mask] = m.fwd_cost + m.bwd_cost;
+	}
+	for (crit = 0; crit < 2 && rc == 0; crit++) {
+		const int64_t *f = crit ? bp : xb;
+		int64_t lo = f[0], hi = f[0];
+
+		for (mask = 1; mask < n; mask++) {
+			lo = f[mask] < lo ? f[mask] : lo;
+			hi = f[mask] > hi ? f[mask] : hi;
+		}
+		for (t = 1; t <= levels && rc == 0; t++) {
+			int64_t target = hi - (int64_t)((double)(hi - lo) * t / levels);
+			int32_t best = -1;
+
+			for (mask = 1; mask < n; mask++)
+				if (f[mask] <= target &&
+				    (best < 0 || cost[mask] < cost[best] ||
+				     (cost[mask] == cost[best] && xb[mask] + bp[mask] <
+				      xb[best] + bp[best])))
+					best = mask;
+			if (best < 0)
+				continue;
+			for (i = 0, nd = 0; i < ne; i++)
+				if (best & (1 << i))
+					drop[nd++] = sc->cand[i];
+			rc = add_option(g, c, s, drop, nd, unit, cap, first, o, sc);
+		}
+	}
+done:
+	free(xb);
+	free(bp);
+	free(cost);
+	return rc;
+}
+
+/*
+ * Step 4 for stage s: options appended to o (option 0 drops nothing):
+ * prefixes of the ranking, then the exhaustive levels over the first
+ * exh candidates.
  */
 static int stage_options(const struct remat_graph *g, const struct remat_chain *c,
-			 int32_t s, long levels, int64_t unit, int32_t cap,
+			 int32_t s, long levels, long exh, int64_t unit, int32_t cap,
 			 struct rk_options *o, struct rk_scratch *sc)
 {
 	const struct remat_stage *st = &c->stages[s];
@@ -512,9 +636,7 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 	for (i = 0; i < nc; i++)
 		sc->cand[i] = sc->rank[i].v;
 	for (t = 0; t <= levels; t++) {
-		struct remat_stage m;
-		int32_t nd = 0, nseq, k, q;
-		int dominated = 0;
+		int32_t nd = 0;
 
 		/* The prefix of the ranking holding t / levels of the bytes. */
 		for (acc = 0; nd < nc && acc * levels < total * t; nd++)
@@ -522,38 +644,17 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 		if (nd == prev)
 			continue;
 		prev = nd;
-		for (i = 0; i < nd; i++)
-			sc->dropm[sc->cand[i]] = 1;
-		nseq = remat_chain_option_seq(g, c, s, sc->dropm, sc->mark, sc->stack, sc->seq);
-		remat_chain_measure_option(g, c, s, sc->dropm, sc->seq, nseq, sc->meas, &m);
-		for (i = 0; i < nd; i++)
-			sc->dropm[sc->cand[i]] = 0;
-		if (options_grow(o, nd))
+		if (add_option(g, c, s, sc->cand, nd, unit, cap, t > 0 ? first : o->n, o, sc))
 			return -1;
-		k = o->n;
-		o->xb[k] = to_slots(m.xbar, unit, cap);
-		o->fa[k] = to_slots(m.xbar + m.fwd_tmp, unit, cap);
-		o->bp[k] = to_slots(m.bwd_start + m.bwd_tmp, unit, cap);
-		o->fah[k] = to_slots(m.xbar + m.fwd_tmp_h, unit, cap);
-		o->fw[k] = m.fwd_cost;
-		o->bw[k] = m.bwd_cost;
-		o->fwh[k] = m.fwd_cost_h;
-		for (q = first; q < k && t > 0 && !dominated; q++)
-			dominated = dominates(o, q, k);
-		if (dominated)
-			continue;
-		o->drop_off[k] = o->drop_n;
-		if (nd > 0)
-			memcpy(o->drop + o->drop_n, sc->cand, sizeof(int32_t) * (size_t)nd);
-		o->drop_n += nd;
-		o->n++;
-		o->drop_off[o->n] = o->drop_n;
 	}
+	if (exh > 0 && nc > 1)
+		return exhaustive_options(g, c, s, nc < exh ? nc : (int32_t)exh, levels, unit,
+					  cap, first, o, sc);
 	return 0;
 }
 
 static int build_options(const struct remat_graph *g, const struct remat_chain *c,
-			 long levels, int64_t unit, int32_t cap, struct rk_options *o,
+			 long levels, long exh, int64_t unit, int32_t cap, struct rk_options *o,
 			 struct rk_scratch *sc, struct remat_error *err)
 {
 	int32_t s, L = c->n_stages;
@@ -565,7 +666,7 @@ static int build_options(const struct remat_graph *g, const struct remat_chain *
 	o->drop_off[0] = 0;
 	for (s = 0; s < L; s++) {
 		o->off[s] = o->n;
-		if (stage_options(g, c, s, levels, unit, cap, o, sc))
+		if (stage_options(g, c, s, levels, exh, unit, cap, o, sc))
 			return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	}
 	o->off[L] = o->n;
@@ -711,6 +812,8 @@ done:
 static const struct remat_planner_option rockmate_options[] = {
 	{ "levels", "N", "memory levels of each block's options: option t keeps all but "
 	  "t/N of what it may recompute (default 4)" },
+	{ "exhaustive", "N", "also try every subset of a block's N cheapest "
+	  "recomputations (at most 16), keeping the cheapest at each level (default 0: off)" },
 	{ "slots", "N", "memory slots the budget is cut into (default 500)" },
 	{ "max-stages", "N", "largest number of blocks planned (default 200)" },
 	{ NULL, NULL, NULL }
@@ -846,7 +949,7 @@ static int rockmate_plan(const struct remat_plan_request *req, struct remat_sche
 	struct rk_options o;
 	struct rk_scratch sc;
 	int32_t *gs = NULL, L, k, M, Mtab;
-	long slots, max_stages, levels;
+	long slots, max_stages, levels, exh;
 	int64_t mtop, unit, x0;
 	int rc, tried_rotor = 0, tried_rk = 0, won_rk = 0;
 
@@ -859,6 +962,8 @@ static int rockmate_plan(const struct remat_plan_request *req, struct remat_sche
 		rc = remat_opt_int(req, "max-stages", 200, 1, 100000, &max_stages, err);
 	if (rc == REMAT_OK)
 		rc = remat_opt_int(req, "levels", 4, 1, 64, &levels, err);
+	if (rc == REMAT_OK)
+		rc = remat_opt_int(req, "exhaustive", 0, 0, 16, &exh, err);
 	if (rc)
 		return rc;
 	rc = remat_i_chain_run_start(&run, req, "rockmate", err);
@@ -905,7 +1010,7 @@ static int rockmate_plan(const struct remat_plan_request *req, struct remat_sche
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
-	rc = build_options(g, c, levels, unit, Mtab + 1, &o, &sc, err);
+	rc = build_options(g, c, levels, exh, unit, Mtab + 1, &o, &sc, err);
 	if (rc)
 		goto done;
 

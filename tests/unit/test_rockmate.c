@@ -301,13 +301,20 @@ static void test_planner_by_hand(void **state)
 	assert_int_equal(r.recomputes, 1);
 	/*
 	 * With one level the middle block's options are "keep all" and "keep
-	 * neither t nor s" (recomputing both, 11): 33 again, as rotor.
+	 * neither t nor s" (recomputing both, 11): 33 again, as rotor.  With
+	 * --exhaustive, every non-empty subset of {t, s} is measured: at the
+	 * one level of kept bytes only {t, s} (1 byte kept, h aside) reaches
+	 * the least; the backward peak is 11 for every subset (gb and gh with
+	 * t, s or their recomputations), so at that level the cheapest
+	 * subset, {t} (cost 1), becomes an option: 23 again.
 	 */
 	{
-		struct remat_kv o[] = { { "levels", "1" } };
+		struct remat_kv o[] = { { "levels", "1" }, { "exhaustive", "4" } };
 
 		assert_int_equal(tu_plan(g, "rockmate", 14, o, 1, TU_MUST_FIT, &r), REMAT_OK);
 		assert_true(r.cost == 33);
+		assert_int_equal(tu_plan(g, "rockmate", 14, o, 2, TU_MUST_FIT, &r), REMAT_OK);
+		assert_true(r.cost == 23);
 	}
 	remat_graph_free(g);
 }
