@@ -34,9 +34,10 @@
  *    of kept bytes and of backward peak the cheapest subset within it is
  *    an option as well (2^N replays per block: on the zoo graphs it
  *    changed the plans' costs by a few tenths of a percent either way, so
- *    it is off by default).  Each block's options are built
- *    anew: identical blocks are not recognised (building these options
- *    is cheap; the paper solves each distinct block's MILP once).
+ *    it is off by default).  Identical blocks (equal canonical forms:
+ *    remat_i_rk_block_classes()) are recognised and their options built
+ *    once: a repeat takes the first one's, node for node by position
+ *    (each still measured on its own block).
  * 5. rk-Rotor (rockmate.h): Rotor's recurrence, with its held variant, and
  *    the least over the options wherever a block runs F_all (or F_held)
  *    and B; backtrack at internal
@@ -288,6 +289,7 @@ int64_t remat_i_rk_backtrack(const struct remat_i_rk_chain *ch,
 
 struct rk_options {
 	int32_t n;                    /* options in total */
+	int32_t distinct;             /* distinct blocks */
 	int32_t *off;                 /* [L + 1] */
 	int32_t *drop_off;            /* [n + 1] dropped nodes of option k: drop[drop_off[k] ..] */
 	int32_t *drop;
@@ -653,23 +655,182 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 	return 0;
 }
 
+/* ---- identical blocks ---- */
+
+struct sig {
+	int64_t *v;
+	int64_t n, cap;
+	uint64_t hash;
+};
+
+static int sig_push(struct sig *s, int64_t x)
+{
+	if (s->n == s->cap) {
+		int64_t cap = s->cap ? 2 * s->cap : 64;
+		int64_t *v = realloc(s->v, sizeof(int64_t) * (size_t)cap);
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+	return 0;
+}
+
+/*
+ * The canonical form of stage s: its sizes at the boundaries, then every
+ * node of its lists in order (kind, size, cost, workspace, flags), each
+ * input as a position in the lists, the stage input, or an outside value
+ * (kind, size, static, earlier or later stage), and the readers outside
+ * the stage.  Two stages with equal forms are measured alike and get the
+ * same options.  pos: g->n entries of -1, returned so.  -1: out of memory.
+ */
+static int block_signature(const struct remat_graph *g, const struct remat_chain *c,
+			   int32_t s, int32_t *pos, struct sig *out)
+{
+	const struct remat_stage *st = &c->stages[s];
+	int32_t n = st->n_fwd + st->n_bwd, i, k;
+	int rc = 0;
+
+	out->n = 0;
+	for (i = 0; i < n; i++)
+		pos[i < st->n_fwd ? c->fwd[st->fwd_off + i] : c->bwd[st->bwd_off + i - st->n_fwd]] = i;
+	rc |= sig_push(out, st->n_fwd) | sig_push(out, st->n_bwd) | sig_push(out, st->x) |
+	      sig_push(out, st->y) | sig_push(out, c->grad_at[s]) |
+	      sig_push(out, c->grad_at[s + 1]) | sig_push(out, st->exit >= 0 ? pos[st->exit] : -1);
+	for (i = 0; i < n && !rc; i++) {
+		int32_t v = i < st->n_fwd ? c->fwd[st->fwd_off + i]
+			: c->bwd[st->bwd_off + i - st->n_fwd];
+		int64_t cost;
+		int32_t later_fwd = 0, other_bwd = 0;
+
+		memcpy(&cost, &g->cost[v], sizeof(cost));
+		rc |= sig_push(out, g->kind[v]) | sig_push(out, g->mem[v]) | sig_push(out, cost) |
+		      sig_push(out, g->workspace[v]) | sig_push(out, g->recompute[v]) |
+		      sig_push(out, g->is_output[v]) | sig_push(out, c->alias_of[v] == v) |
+		      sig_push(out, g->in_off[v + 1] - g->in_off[v]);
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && !rc; k++) {
+			int32_t u = g->in_idx[k], su = c->stage_of[u];
+
+			if (pos[u] >= 0)
+				rc |= sig_push(out, 1) | sig_push(out, pos[u]);
+			else if (st->entry >= 0 && c->alias_of[u] == c->alias_of[st->entry])
+				rc |= sig_push(out, 2) | sig_push(out, u == st->entry);
+			else
+				rc |= sig_push(out, 3) | sig_push(out, g->kind[u]) |
+				      sig_push(out, g->mem[u]) | sig_push(out, c->is_static[u]) |
+				      sig_push(out, su < 0 ? 9 : su < s ? -1 : 1);
+		}
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t w = g->use_idx[k];
+
+			if (pos[w] >= 0)
+				continue;
+			if (c->is_bwd[w])
+				other_bwd++;
+			else
+				later_fwd++;
+		}
+		rc |= sig_push(out, later_fwd) | sig_push(out, other_bwd);
+	}
+	for (i = 0; i < n; i++)
+		pos[i < st->n_fwd ? c->fwd[st->fwd_off + i] : c->bwd[st->bwd_off + i - st->n_fwd]] = -1;
+	out->hash = 1469598103934665603ull;
+	for (i = 0; i < out->n; i++)
+		out->hash = (out->hash ^ (uint64_t)out->v[i]) * 1099511628211ull;
+	return rc ? -1 : 0;
+}
+
+int32_t remat_i_rk_block_classes(const struct remat_graph *g, const struct remat_chain *c,
+				 int32_t *cls)
+{
+	int32_t L = c->n_stages, s, r, distinct = 0, i;
+	struct sig *sg = calloc((size_t)L + 1, sizeof(*sg));
+	int32_t *pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	int rc = 0;
+
+	if (!sg || !pos) {
+		rc = -1;
+		goto done;
+	}
+	for (i = 0; i < g->n; i++)
+		pos[i] = -1;
+	for (s = 0; s < L && !rc; s++) {
+		rc = block_signature(g, c, s, pos, &sg[s]);
+		cls[s] = s;
+		for (r = 0; r < s && !rc; r++)
+			if (cls[r] == r && sg[r].hash == sg[s].hash && sg[r].n == sg[s].n &&
+			    memcmp(sg[r].v, sg[s].v, sizeof(int64_t) * (size_t)sg[s].n) == 0) {
+				cls[s] = r;
+				break;
+			}
+		distinct += cls[s] == s;
+	}
+done:
+	for (s = 0; sg && s < L; s++)
+		free(sg[s].v);
+	free(sg);
+	free(pos);
+	return rc ? -1 : distinct;
+}
+
+/*
+ * Stage s is identical to stage r < s, whose options are built: the same
+ * options, each node taken at the same position of s's forward list.
+ */
+static int copy_options(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+			int32_t r, int64_t unit, int32_t cap, struct rk_options *o,
+			struct rk_scratch *sc)
+{
+	const struct remat_stage *sr = &c->stages[r], *ss = &c->stages[s];
+	int32_t k, i, p, first = o->n;
+
+	for (k = o->off[r]; k < o->off[r + 1]; k++) {
+		int32_t nd = o->drop_off[k + 1] - o->drop_off[k];
+
+		for (i = 0; i < nd; i++) {
+			int32_t v = o->drop[o->drop_off[k] + i];
+
+			for (p = 0; p < sr->n_fwd && c->fwd[sr->fwd_off + p] != v; p++)
+				;
+			sc->cand[i] = c->fwd[ss->fwd_off + p];
+		}
+		if (add_option(g, c, s, sc->cand, nd, unit, cap, k == o->off[r] ? o->n : first,
+			       o, sc))
+			return -1;
+	}
+	return 0;
+}
+
 static int build_options(const struct remat_graph *g, const struct remat_chain *c,
 			 long levels, long exh, int64_t unit, int32_t cap, struct rk_options *o,
 			 struct rk_scratch *sc, struct remat_error *err)
 {
-	int32_t s, L = c->n_stages;
+	int32_t s, L = c->n_stages, *cls;
+	int bad = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->off = malloc(sizeof(int32_t) * ((size_t)L + 1));
-	if (!o->off || options_grow(o, 0))
+	cls = malloc(sizeof(int32_t) * ((size_t)L + 1));
+	if (!o->off || !cls || options_grow(o, 0)) {
+		free(cls);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	o->drop_off[0] = 0;
-	for (s = 0; s < L; s++) {
-		o->off[s] = o->n;
-		if (stage_options(g, c, s, levels, exh, unit, cap, o, sc))
-			return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	}
-	o->off[L] = o->n;
+	o->drop_off[0] = 0;
+	o->distinct = remat_i_rk_block_classes(g, c, cls);
+	bad = o->distinct < 0;
+	for (s = 0; s < L && !bad; s++) {
+		o->off[s] = o->n;
+		if (cls[s] != s)
+			bad = copy_options(g, c, s, cls[s], unit, cap, o, sc);
+		else
+			bad = stage_options(g, c, s, levels, exh, unit, cap, o, sc);
+		o->off[s + 1] = o->n;
+	}
+	free(cls);
+	if (bad)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	return REMAT_OK;
 }
 
@@ -1030,8 +1191,9 @@ static int rockmate_plan(const struct remat_plan_request *req, struct remat_sche
 		goto done;
 	if (req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "%d blocks, %d options, %d slots of %lld bytes; %d rotor plans, "
-			 "%d rk-Rotor plans simulated (%d improved the best)", (int)L, (int)o.n,
+			 "%d blocks (%d distinct), %d options, %d slots of %lld bytes; %d rotor "
+			 "plans, %d rk-Rotor plans simulated (%d improved the best)", (int)L,
+			 (int)o.distinct, (int)o.n,
 			 (int)M, (long long)unit, tried_rotor, tried_rk, won_rk);
 done:
 	free(gs);

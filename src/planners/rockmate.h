@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "remat/planner.h"
+#include "remat/chain.h"
 #include "planners/rotor.h"
 
 struct remat_i_rk_chain {
@@ -78,5 +79,16 @@ double remat_i_rk_cost(const struct remat_i_rk_table *tab, int32_t m);
 int64_t remat_i_rk_backtrack(const struct remat_i_rk_chain *ch,
 			     const struct remat_i_rk_table *tab, int32_t m,
 			     struct remat_i_rk_op *ops);
+
+/*
+ * Identical blocks: cls[s] (n_stages entries) gets the first stage whose
+ * canonical form (sizes, costs, kinds, flags, the block's own edges by
+ * position, its reads of the stage input and of outside values, and its
+ * readers outside) equals stage s's, s itself when none.  Returns the
+ * number of distinct blocks, -1 when out of memory.  O(n + e) plus the
+ * comparisons of equal hashes.
+ */
+int32_t remat_i_rk_block_classes(const struct remat_graph *g, const struct remat_chain *c,
+				 int32_t *cls);
 
 #endif

@@ -9,6 +9,8 @@
  * a hand-made graph.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "testutil.h"
 #include "planners/rockmate.h"
@@ -319,12 +321,70 @@ static void test_planner_by_hand(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * Identical blocks: a chain h1..h4 of equal layers, each reading the
+ * previous one and a static mask k, with backward g4..g1.  Stages {h1},
+ * {h2}, {h3}, {h4 L} (the loss merged into the last).  By hand: h1 reads
+ * the graph input x where h2 and h3 read their stage input; h4's stage
+ * also holds the loss; h2's and h3's stages read the same kinds of
+ * values of the same sizes and are read alike (h3, h4 forward later, g3,
+ * g4 backward in the next stage): classes 0, 1, 1, 3, three distinct.
+ */
+static void test_block_classes(void **state)
+{
+	const char *json = "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":4},"
+		"{\"id\":\"z\",\"kind\":\"forward\",\"mem\":2},"
+		"{\"id\":\"k\",\"kind\":\"forward\",\"mem\":2,\"inputs\":[\"z\"]},"
+		"{\"id\":\"h1\",\"kind\":\"forward\",\"mem\":8,\"cost\":5,\"inputs\":[\"x\",\"k\"]},"
+		"{\"id\":\"h2\",\"kind\":\"forward\",\"mem\":8,\"cost\":5,\"inputs\":[\"h1\",\"k\"]},"
+		"{\"id\":\"h3\",\"kind\":\"forward\",\"mem\":8,\"cost\":5,\"inputs\":[\"h2\",\"k\"]},"
+		"{\"id\":\"h4\",\"kind\":\"forward\",\"mem\":8,\"cost\":5,\"inputs\":[\"h3\",\"k\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"h4\"]},"
+		"{\"id\":\"g4\",\"kind\":\"backward\",\"mem\":8,\"cost\":5,\"inputs\":[\"L\",\"h3\",\"k\"],\"grad_of\":\"h4\"},"
+		"{\"id\":\"g3\",\"kind\":\"backward\",\"mem\":8,\"cost\":5,\"inputs\":[\"g4\",\"h2\",\"k\"],\"grad_of\":\"h3\"},"
+		"{\"id\":\"g2\",\"kind\":\"backward\",\"mem\":8,\"cost\":5,\"inputs\":[\"g3\",\"h1\",\"k\"],\"grad_of\":\"h2\"},"
+		"{\"id\":\"g1\",\"kind\":\"backward\",\"mem\":8,\"cost\":5,\"inputs\":[\"g2\",\"x\",\"k\"],\"grad_of\":\"h1\"}"
+		"],\"outputs\":[\"g1\"]}";
+	struct remat_graph *g = tu_graph(json);
+	struct remat_chain *c = NULL;
+	struct remat_error err;
+	int32_t cls[4];
+
+	(void)state;
+	assert_int_equal(remat_chain_build(g, &c, &err), REMAT_OK);
+	assert_int_equal(c->n_stages, 4);
+	assert_int_equal(remat_i_rk_block_classes(g, c, cls), 3);
+	assert_int_equal(cls[0], 0);
+	assert_int_equal(cls[1], 1);
+	assert_int_equal(cls[2], 1);
+	assert_int_equal(cls[3], 3);
+	remat_chain_free(c);
+	/* A different cost in h3 makes its block distinct. */
+	{
+		char *j2 = strdup(json), *p = strstr(j2, "\"id\":\"h3\"");
+
+		assert_non_null(p);
+		p = strstr(p, "\"cost\":5");
+		p[7] = '6';
+		remat_graph_free(g);
+		g = tu_graph(j2);
+		assert_int_equal(remat_chain_build(g, &c, &err), REMAT_OK);
+		assert_int_equal(remat_i_rk_block_classes(g, c, cls), 4);
+		assert_int_equal(cls[2], 2);
+		remat_chain_free(c);
+		free(j2);
+	}
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_option_is_rotor),
 		cmocka_unit_test(test_options_exhaustive),
 		cmocka_unit_test(test_planner_by_hand),
+		cmocka_unit_test(test_block_classes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
