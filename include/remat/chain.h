@@ -11,16 +11,31 @@
  *    rest of the needed non-input nodes -- the backward nodes and anything
  *    computed from them -- form the backward part.  Input nodes belong to
  *    no stage: they are resident from the start and never recomputed.
+ *    Static values belong to no stage either: forward nodes that no input
+ *    node reaches (a causal mask, position ids, a zero initial state),
+ *    when some input reaches the targets.  They are computed once, when
+ *    first read, and count as resident the whole step (input_mem).
+ * 1b. Aliases: an exporter models an in-place operator or a view as a
+ *    node of size 0 whose readers all read the storage's owner too.  A
+ *    size-0 node v is an alias of the owner of its input u (u's owner when
+ *    u is itself an alias) when every reader of v reads that owner; owner
+ *    and aliases are one memory object (alias_of[]).  Edges between
+ *    members of one object never break a cut, and only the object's last
+ *    chain member can be a separator; a stage's input and output sizes
+ *    are the owner's size.
  * 2. Targets: the forward part's loss nodes; without any, its outputs;
  *    without any, its sinks.  A forward node is on the chain when some
  *    target depends on it.
- * 3. The 1-separators are the chain nodes that every path from the chain's
- *    sources (nodes that read only inputs) to the targets passes through:
- *    the articulation points of the undirected forward graph (with a
- *    virtual source and sink added) that separate the inputs from the
- *    loss.  In a topological order of the chain nodes, v is one exactly
- *    when no edge jumps over it, which one linear sweep finds.  Segments
- *    run from just after one separator up to and including the next.
+ * 3. The separators: in the topological order of the chain nodes, v is
+ *    one when it is the last chain node of its memory object (1b) and
+ *    every edge from an earlier chain node to a later one leaves v's
+ *    object.  Edges from inputs and static values never break a cut
+ *    (they are resident the whole step), so a chain node reading only
+ *    such values (a reshape of the labels beside the loss) does not
+ *    either.  Without aliases this is a 1-separator of the forward part
+ *    taken in that order: the cut holds one value.  One linear sweep
+ *    finds them.  Segments run from just after one separator up to and
+ *    including the next.
  * 4. Forward nodes off the chain (a dropout mask read only by a backward
  *    node, say) join the latest segment among their inputs and the
  *    segments of their consumers in the backward part.
@@ -71,8 +86,8 @@ struct remat_stage {
 				     nodes its backward needs, except the exit */
 	double bwd_cost;          /* every backward node once */
 
-	int64_t x;                /* bytes of the stage input (mem of entry) */
-	int64_t y;                /* bytes of the stage output (mem of exit) */
+	int64_t x;                /* bytes of the stage input (mem of entry's owner) */
+	int64_t y;                /* bytes of the stage output (mem of exit's owner) */
 	int64_t xbar;             /* bytes a forward that keeps all leaves resident, y included */
 	int64_t fwd_tmp;          /* peak of that forward minus xbar */
 	int64_t fwd_tmp_h;        /* the same when the exit is resident and not recomputed */
@@ -98,7 +113,13 @@ struct remat_chain {
 	uint8_t *fwd_ng;              /* [n_fwd] 1: on the chain (needed for the exit) */
 	uint8_t *fwd_h;               /* [n_fwd] 1: recomputed when the exit is resident */
 	int32_t *bwd;                 /* backward nodes stage by stage */
-	int32_t *stage_of;            /* [n] stage of each node, -1 inputs and unneeded */
+	int32_t *stage_of;            /* [n] stage of each node, -1 inputs, static
+					 values and unneeded */
+	int32_t *alias_of;            /* [n] owner of the node's memory object (itself
+					 when it is no alias) */
+	uint8_t *is_static;           /* [n] 1: a static value (rule 1) */
+	int32_t n_static;             /* static values found */
+	int32_t n_aliases;            /* nodes that alias another node's storage */
 	uint8_t *is_bwd;              /* [n] 1: in the backward part */
 	int32_t *bwd_reader_min;      /* [n] earliest stage whose backward reads it, or n_stages */
 	int64_t *grad_at;             /* [n_stages + 1] bytes crossing boundary k backwards */
@@ -106,7 +127,8 @@ struct remat_chain {
 	int32_t n_segments;           /* segments before merging */
 	int32_t largest;              /* stage with the most nodes, -1 when none */
 	int32_t largest_nodes;
-	int64_t input_mem;            /* bytes of the graph's input nodes */
+	int64_t input_mem;            /* bytes of the graph's input nodes and of the
+					 static values: resident the whole step */
 	int training;                 /* the graph has backward nodes */
 };
 
@@ -129,6 +151,28 @@ void remat_chain_free(struct remat_chain *c);
 int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
 			int32_t a, int32_t b, int32_t *scratch,
 			struct remat_stage *st);
+
+/*
+ * Options of one stage s (Rockmate's per-block schedules): drop[] (indexed
+ * by node) marks forward nodes of s that F_all does not keep for the
+ * backward; the backward recomputes each just before its first reader,
+ * with the nodes of s it needs that are not resident either.
+ *
+ * remat_chain_option_seq() writes that backward's compute sequence
+ * (recomputations and backward nodes, in order) into seq, which has room
+ * for n_fwd + n_bwd of s, and returns its length; mark (g->n zeros) and
+ * stack (n_fwd of s) are scratch, mark is returned zeroed.
+ * remat_chain_measure_option() measures s as remat_chain_measure() does,
+ * with the dropped nodes freed after their last forward reader (xbar,
+ * fwd_tmp, fwd_tmp_h, bwd_start less them) and seq as the backward (bwd_cost and
+ * bwd_tmp include the recomputations).
+ */
+int32_t remat_chain_option_seq(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, uint8_t *mark, int32_t *stack,
+			       int32_t *seq);
+int remat_chain_measure_option(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, const int32_t *seq,
+			       int32_t nseq, int32_t *scratch, struct remat_stage *st);
 
 #ifdef __cplusplus
 }

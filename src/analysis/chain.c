@@ -6,13 +6,15 @@
  *
  * Why a sweep and not igraph_articulation_points(): on a training graph
  * the backward edges make the whole graph biconnected, so the cut must be
- * taken on the forward part alone, and only the articulation points that
- * separate the sources from the loss count (one that cuts off a dangling
- * branch does not).  Those are exactly the dominators of a virtual sink
- * on the chain nodes, and on a DAG they are the nodes that no edge jumps
- * over in a topological order of the chain nodes: one O(n + e) sweep,
- * with no copy of the graph.  tests/unit/test_chain.c checks the sweep
- * against igraph's articulation points and a brute-force path search.
+ * taken on the forward part alone, and only the cuts between the start
+ * and the loss count (one that cuts off a dangling branch does not).  On
+ * a DAG those are the nodes that no edge jumps over in a topological
+ * order of the chain nodes: one O(n + e) sweep, with no copy of the
+ * graph.  Issue 12 widened the rule to memory objects (an owner and the
+ * size-0 nodes aliasing it) and to values resident the whole step (see
+ * remat/chain.h, rules 1, 1b and 3).  tests/unit/test_chain.c checks the
+ * sweep against igraph's articulation points and a brute-force path
+ * search on random graphs, and the widened rule on hand-made graphs.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@ void remat_chain_free(struct remat_chain *c)
 	free(c->fwd_h);
 	free(c->bwd);
 	free(c->stage_of);
+	free(c->alias_of);
+	free(c->is_static);
 	free(c->is_bwd);
 	free(c->bwd_reader_min);
 	free(c->grad_at);
@@ -40,6 +44,18 @@ void remat_chain_free(struct remat_chain *c)
 static int64_t max64(int64_t a, int64_t b)
 {
 	return a > b ? a : b;
+}
+
+/* Are u and x (x may be -1) parts of one memory object (rule 1b)? */
+static int same_obj(const struct remat_chain *c, int32_t u, int32_t x)
+{
+	return x >= 0 && c->alias_of[u] == c->alias_of[x];
+}
+
+/* Bytes of v's memory object: its owner's size. */
+static int64_t obj_mem(const struct remat_graph *g, const struct remat_chain *c, int32_t v)
+{
+	return g->mem[c->alias_of[v]];
 }
 
 /* Is u in the forward part of stages a..b? */
@@ -99,12 +115,12 @@ static int replay_skip(const struct remat_chain *c, enum replay_mode mode, int32
 static int64_t replay_forward(const struct remat_graph *g, const struct remat_chain *c,
 			      int32_t p0, int32_t cnt, enum replay_mode mode,
 			      int32_t a, int32_t b, int32_t entry,
-			      int entry_inside, int32_t *last, int64_t *end)
+			      int entry_inside, const uint8_t *drop, int32_t *last, int64_t *end)
 {
 	const int32_t *nodes = c->fwd + p0;
 	int64_t cur = 0, peak = 0;
 	int32_t p, k, entry_last = -1;
-	int keep_ng_exit = mode == REPLAY_NG;
+	int keep_ng_exit = mode == REPLAY_NG, entry_held = 0;
 	int32_t exit_node = c->stages[b].exit;
 
 	for (p = 0; p < cnt; p++) {
@@ -117,14 +133,16 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 
 			if (in_fwd_range(c, u, a, b))
 				last[u] = p;
-			else if (u == entry)
+			else if (same_obj(c, u, entry))
 				entry_last = p;
 		}
 	}
-	if (entry_inside && entry >= 0 && entry_last >= 0)
-		cur = g->mem[entry];
+	if (entry_inside && entry >= 0 && entry_last >= 0) {
+		cur = obj_mem(g, c, entry);
+		entry_held = 1;
+	}
 	if (mode == REPLAY_HELD && exit_node >= 0)
-		cur += g->mem[exit_node];
+		cur += obj_mem(g, c, exit_node);
 	peak = cur;
 	for (p = 0; p < cnt; p++) {
 		int32_t v = nodes[p];
@@ -139,16 +157,18 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 			int32_t u = g->in_idx[k];
 
 			if (in_fwd_range(c, u, a, b) && last[u] == p) {
-				keep = keep_ng_exit ? u == exit_node
-					: kept_after_forward(g, c, u, a, b);
+				keep = keep_ng_exit ? same_obj(c, u, exit_node)
+					: kept_after_forward(g, c, u, a, b) && !(drop && drop[u]);
 				if (!keep)
 					cur -= g->mem[u];
-			} else if (u == entry && entry_inside && p == entry_last) {
-				cur -= g->mem[u];
+			} else if (entry_held && p == entry_last && same_obj(c, u, entry)) {
+				cur -= obj_mem(g, c, entry);
+				entry_held = 0;
 			}
 		}
 		if (last[v] < 0) {
-			keep = keep_ng_exit ? v == exit_node : kept_after_forward(g, c, v, a, b);
+			keep = keep_ng_exit ? same_obj(c, v, exit_node)
+				: kept_after_forward(g, c, v, a, b) && !(drop && drop[v]);
 			if (!keep)
 				cur -= g->mem[v];
 		}
@@ -177,21 +197,44 @@ static int counted_in_backward(const struct remat_graph *g, const struct remat_c
 	return c->bwd_reader_min[u] <= b && !g->is_output[u];
 }
 
-int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
-			int32_t a, int32_t b, int32_t *scratch,
-			struct remat_stage *st)
+/*
+ * Node q of a backward list: seq[q], or (seq NULL) the next node of the
+ * stages' lists from stage *s down, *s and *i its cursor (start: b, 0).
+ */
+static int32_t list_node(const struct remat_chain *c, const int32_t *seq, int32_t *s,
+			 int32_t *i, int32_t q)
 {
+	if (seq)
+		return seq[q];
+	while (*i >= c->stages[*s].n_bwd) {
+		(*s)--;
+		*i = 0;
+	}
+	return c->bwd[c->stages[*s].bwd_off + (*i)++];
+}
+
+/*
+ * remat_chain_measure() and remat_chain_measure_option(): drop (may be
+ * NULL) marks forward nodes not kept after the forward; seq (nseq nodes,
+ * NULL: the stages' backward lists b down to a) is the backward's compute
+ * sequence, recomputations included.
+ */
+static void measure_impl(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, const uint8_t *drop, const int32_t *seq,
+			int32_t nseq, int32_t *scratch, struct remat_stage *st)
+{
+	int32_t cs, ci;
 	const struct remat_stage *sa = &c->stages[a], *sb = &c->stages[b];
 	int32_t f0 = sa->fwd_off, fcnt = sb->fwd_off + sb->n_fwd - sa->fwd_off;
 	int32_t *last = scratch, *pos = scratch + g->n;
 	int64_t end, start = 0, cur, peak;
-	int32_t i, p, k, s, n_list;
+	int32_t i, p, k, s, n_list, q, nb;
 
 	memset(st, 0, sizeof(*st));
 	st->entry = sa->entry;
 	st->exit = sb->exit;
-	st->x = st->entry >= 0 ? g->mem[st->entry] : 0;
-	st->y = st->exit >= 0 ? g->mem[st->exit] : 0;
+	st->x = st->entry >= 0 ? obj_mem(g, c, st->entry) : 0;
+	st->y = st->exit >= 0 ? obj_mem(g, c, st->exit) : 0;
 
 	for (i = 0; i < fcnt; i++) {
 		int32_t v = c->fwd[f0 + i];
@@ -207,114 +250,180 @@ int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c
 	}
 
 	/* Forward keeping everything the rest of the graph reads. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, drop, last, &end);
 	st->xbar = end;
 	st->fwd_tmp = peak - end;
 	/* The same with the exit already resident (a checkpoint kept). */
 	st->fwd_cost_h = st->fwd_cost;
 	st->fwd_tmp_h = st->fwd_tmp;
 	if (st->exit >= 0) {
-		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, last,
-				      &end);
+		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, drop,
+				      last, &end);
 		st->fwd_tmp_h = max64(peak - st->xbar, 0);
 		for (i = 0; i < fcnt; i++)
 			if (replay_skip(c, REPLAY_HELD, f0, i, c->fwd[f0 + i], b))
 				st->fwd_cost_h -= g->cost[c->fwd[f0 + i]];
 	}
 	/* Forward without grad: only the chain nodes, only the exit kept. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, NULL, last, &end);
 	st->fwd_tmp_ng = max64(peak - st->y, 0);
 	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 1,
-					    last, &end);
+					    NULL, last, &end);
 
-	/* Is the input still needed once the forward has run? */
+	/* Is the input (the entry or its owner) still needed once the forward has run? */
 	st->input_live = 1;
-	if (st->entry >= 0 && !g->is_output[st->entry]) {
-		st->input_live = 0;
-		for (k = g->use_off[st->entry]; k < g->use_off[st->entry + 1]; k++) {
-			int32_t u = g->use_idx[k];
+	if (st->entry >= 0 && !g->is_output[st->entry] &&
+	    !g->is_output[c->alias_of[st->entry]]) {
+		int32_t e[2], t;
 
-			s = c->stage_of[u];
-			if (s >= 0 && ((c->is_bwd[u] && s >= a) || (!c->is_bwd[u] && s > b)))
-				st->input_live = 1;
+		e[0] = st->entry;
+		e[1] = c->alias_of[st->entry];
+		st->input_live = 0;
+		for (t = 0; t < 2; t++) {
+			for (k = g->use_off[e[t]]; k < g->use_off[e[t] + 1]; k++) {
+				int32_t u = g->use_idx[k];
+
+				s = c->stage_of[u];
+				if (s >= 0 && ((c->is_bwd[u] && s >= a) ||
+					       (!c->is_bwd[u] && s > b)))
+					st->input_live = 1;
+			}
 		}
 	}
 
-	/* Backward: stages b down to a, each in topological order. */
+	/* Backward: stages b down to a, each in topological order (or seq). */
 	st->grad_in = c->grad_at[b + 1];
 	st->grad = c->grad_at[a];
 	for (i = 0; i < fcnt; i++) {
 		int32_t v = c->fwd[f0 + i];
 
-		if (counted_in_backward(g, c, v, a, b))
+		if (counted_in_backward(g, c, v, a, b) && !(drop && drop[v]))
 			start += g->mem[v];
 	}
 	start += st->grad_in;
 	st->bwd_start = start;
+	nb = seq ? nseq : sb->bwd_off + sb->n_bwd - sa->bwd_off;
 	n_list = 0;
-	for (s = b; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (q = 0, cs = b, ci = 0; q < nb; q++) {
+		int32_t w = list_node(c, seq, &cs, &ci, q);
 
-		for (i = 0; i < ss->n_bwd; i++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
-
-			st->bwd_cost += g->cost[w];
-			if (g->is_output[w])
-				st->out_mem += g->mem[w];
-			pos[w] = n_list++;
-		}
+		st->bwd_cost += g->cost[w];
+		if (g->is_output[w])
+			st->out_mem += g->mem[w];
+		pos[w] = n_list++;
 	}
 	/* Last reader of each value, counting only readers that come after it. */
-	for (s = b, p = 0; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (p = 0, cs = b, ci = 0; p < nb; p++) {
+		int32_t w = list_node(c, seq, &cs, &ci, p);
 
-		for (i = 0; i < ss->n_bwd; i++, p++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
 
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
-				int32_t u = g->in_idx[k];
-
-				if (pos[u] < 0 || pos[u] < p)
-					last[u] = p;
-			}
+			if (pos[u] < 0 || pos[u] < p)
+				last[u] = p;
 		}
 	}
 	cur = start;
 	peak = start;
-	for (s = b, p = 0; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (p = 0, cs = b, ci = 0; p < nb; p++) {
+		int32_t w = list_node(c, seq, &cs, &ci, p);
 
-		for (i = 0; i < ss->n_bwd; i++, p++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
+		if (cur + g->mem[w] + g->workspace[w] > peak)
+			peak = cur + g->mem[w] + g->workspace[w];
+		cur += g->mem[w];
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
 
-			if (cur + g->mem[w] + g->workspace[w] > peak)
-				peak = cur + g->mem[w] + g->workspace[w];
-			cur += g->mem[w];
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
-				int32_t u = g->in_idx[k];
-
-				if (last[u] == p && (pos[u] < 0 || pos[u] < p) &&
-				    g->kind[u] != REMAT_KIND_INPUT &&
-				    counted_in_backward(g, c, u, a, b) && !g->is_output[u] &&
-				    c->bwd_reader_min[u] >= a)
-					cur -= g->mem[u];
-			}
-			if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
-				cur -= g->mem[w];
+			if (last[u] != p || !(pos[u] < 0 || pos[u] < p) || g->is_output[u])
+				continue;
+			/* A value the backward recomputed goes after its last reader. */
+			if ((pos[u] >= 0 && !c->is_bwd[u]) ||
+			    (g->kind[u] != REMAT_KIND_INPUT && counted_in_backward(g, c, u, a, b) &&
+			     c->bwd_reader_min[u] >= a))
+				cur -= g->mem[u];
 		}
+		if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
+			cur -= g->mem[w];
 	}
 	st->bwd_tmp = peak - start;
-	for (s = b; s >= a; s--) {
-		const struct remat_stage *ss = &c->stages[s];
+	for (q = 0, cs = b, ci = 0; q < nb; q++) {
+		int32_t w = list_node(c, seq, &cs, &ci, q);
 
-		for (i = 0; i < ss->n_bwd; i++) {
-			int32_t w = c->bwd[ss->bwd_off + i];
-
-			pos[w] = -1;
-			for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
-				last[g->in_idx[k]] = -1;
-		}
+		pos[w] = -1;
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++)
+			last[g->in_idx[k]] = -1;
 	}
+}
+
+int remat_chain_measure(const struct remat_graph *g, const struct remat_chain *c,
+			int32_t a, int32_t b, int32_t *scratch,
+			struct remat_stage *st)
+{
+	measure_impl(g, c, a, b, NULL, NULL, 0, scratch, st);
+	return REMAT_OK;
+}
+
+/* Is v, a forward node of stage s, resident after F_all with drop[]? */
+static int resident_after(const struct remat_graph *g, const struct remat_chain *c,
+			  int32_t v, int32_t s, const uint8_t *drop)
+{
+	return kept_after_forward(g, c, v, s, s) && !(drop && drop[v]);
+}
+
+int32_t remat_chain_option_seq(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, uint8_t *mark, int32_t *stack,
+			       int32_t *seq)
+{
+	const struct remat_stage *st = &c->stages[s];
+	int32_t n = 0, i, k, j, t;
+
+	for (i = 0; i < st->n_bwd; i++) {
+		int32_t w = c->bwd[st->bwd_off + i], n0 = n, top = 0;
+
+		/* Every forward node of s that w needs and that is not resident. */
+		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (c->stage_of[u] == s && !c->is_bwd[u] && !mark[u] &&
+			    !resident_after(g, c, u, s, drop)) {
+				mark[u] = 1;
+				stack[top++] = u;
+			}
+		}
+		while (top > 0) {
+			int32_t u = stack[--top];
+
+			seq[n++] = u;
+			for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
+				int32_t x = g->in_idx[k];
+
+				if (c->stage_of[x] == s && !c->is_bwd[x] && !mark[x] &&
+				    !resident_after(g, c, x, s, drop)) {
+					mark[x] = 1;
+					stack[top++] = x;
+				}
+			}
+		}
+		/* Topological order among them (insertion sort: short runs). */
+		for (j = n0 + 1; j < n; j++) {
+			int32_t x = seq[j];
+
+			for (t = j; t > n0 && g->topo_pos[seq[t - 1]] > g->topo_pos[x]; t--)
+				seq[t] = seq[t - 1];
+			seq[t] = x;
+		}
+		seq[n++] = w;
+	}
+	for (i = 0; i < n; i++)
+		mark[seq[i]] = 0;
+	return n;
+}
+
+int remat_chain_measure_option(const struct remat_graph *g, const struct remat_chain *c,
+			       int32_t s, const uint8_t *drop, const int32_t *seq,
+			       int32_t nseq, int32_t *scratch, struct remat_stage *st)
+{
+	measure_impl(g, c, s, s, drop, seq, nseq, scratch, st);
 	return REMAT_OK;
 }
 
@@ -337,7 +446,7 @@ static void held_flags(const struct remat_graph *g, struct remat_chain *c, int32
 
 		if (st->exit < 0) {
 			need = 1;
-		} else if (v != st->exit) {
+		} else if (!same_obj(c, v, st->exit)) {
 			need = (uint8_t)kept_after_forward(g, c, v, s, s);
 			for (k = g->use_off[v]; k < g->use_off[v + 1] && !need; k++) {
 				int32_t w = g->use_idx[k];
@@ -354,8 +463,8 @@ static void held_flags(const struct remat_graph *g, struct remat_chain *c, int32
 
 /* Per-build working arrays. */
 struct work {
-	uint8_t *needed, *fwdpart, *relevant, *target;
-	int32_t *rank, *seg, *seg_map, *cnt;
+	uint8_t *needed, *fwdpart, *relevant, *target, *reach_in;
+	int32_t *rank, *seg, *seg_map, *cnt, *lastm;
 	uint8_t *seg_has_bwd;
 	int32_t *sep_nodes;
 };
@@ -366,12 +475,56 @@ static void work_free(struct work *w)
 	free(w->fwdpart);
 	free(w->relevant);
 	free(w->target);
+	free(w->reach_in);
+	free(w->lastm);
 	free(w->rank);
 	free(w->seg);
 	free(w->seg_map);
 	free(w->cnt);
 	free(w->seg_has_bwd);
 	free(w->sep_nodes);
+}
+
+/* Is forward node v a target of rule 2 (sinks excepted)? */
+static int is_target(const struct remat_graph *g, int32_t v, int have_loss, int have_out)
+{
+	if (have_loss)
+		return g->kind[v] == REMAT_KIND_LOSS;
+	return have_out && g->is_output[v];
+}
+
+/*
+ * Rule 1b: the owner of every node's memory object, in topological order
+ * (an alias's input is resolved before it).
+ */
+static void find_aliases(const struct remat_graph *g, struct remat_chain *c)
+{
+	int32_t i, k, j, q, v;
+
+	for (v = 0; v < g->n; v++)
+		c->alias_of[v] = v;
+	for (i = 0; i < g->n; i++) {
+		v = g->topo[i];
+		if (g->mem[v] != 0 || g->kind[v] == REMAT_KIND_INPUT ||
+		    g->use_off[v] == g->use_off[v + 1])
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			int32_t r = c->alias_of[g->in_idx[k]], ok = 1;
+
+			for (j = g->use_off[v]; j < g->use_off[v + 1] && ok; j++) {
+				int32_t w = g->use_idx[j];
+
+				ok = 0;
+				for (q = g->in_off[w]; q < g->in_off[w + 1] && !ok; q++)
+					ok = g->in_idx[q] == r;
+			}
+			if (ok) {
+				c->alias_of[v] = r;
+				c->n_aliases++;
+				break;
+			}
+		}
+	}
 }
 
 /* Steps 1 and 2: needed nodes, backward part, forward part, targets. */
@@ -400,6 +553,26 @@ static void classify(const struct remat_graph *g, struct remat_chain *c, struct 
 		if (g->is_output[v])
 			have_out = 1;
 	}
+	/* Rule 1's static values: forward nodes no input reaches. */
+	for (i = 0; i < n; i++) {
+		v = g->topo[i];
+		w->reach_in[v] = g->kind[v] == REMAT_KIND_INPUT;
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && !w->reach_in[v]; k++)
+			w->reach_in[v] = w->reach_in[g->in_idx[k]];
+	}
+	for (v = 0; v < n && !(w->fwdpart[v] && w->reach_in[v] && is_target(g, v, have_loss,
+									    have_out)); v++)
+		;
+	if (v < n) {
+		for (v = 0; v < n; v++) {
+			if (!w->fwdpart[v] || w->reach_in[v])
+				continue;
+			c->is_static[v] = 1;
+			c->n_static++;
+			c->input_mem += g->mem[v];
+			w->fwdpart[v] = 0;
+		}
+	}
 	for (v = 0; v < n; v++) {
 		if (!w->fwdpart[v])
 			continue;
@@ -417,13 +590,47 @@ static void classify(const struct remat_graph *g, struct remat_chain *c, struct 
 }
 
 /*
+ * The two largest reaches of edges from distinct memory objects (the
+ * virtual source and sink are objects -2 and -3), so that the largest
+ * reach of edges leaving any object but one is read in O(1).
+ */
+struct top2 {
+	int32_t v1, g1, v2, g2;
+};
+
+static void top2_add(struct top2 *t, int32_t val, int32_t grp)
+{
+	if (grp == t->g1) {
+		if (val > t->v1)
+			t->v1 = val;
+	} else if (val > t->v1) {
+		t->v2 = t->v1;
+		t->g2 = t->g1;
+		t->v1 = val;
+		t->g1 = grp;
+	} else if (val > t->v2) {
+		t->v2 = val;
+		t->g2 = grp;
+	}
+}
+
+/* The largest reach of edges that leave objects other than grp. */
+static int32_t top2_other(const struct top2 *t, int32_t grp)
+{
+	return t->g1 != grp ? t->v1 : t->v2;
+}
+
+/*
  * Step 3: chain nodes, their ranks, and the separator sweep.  Returns the
  * number of chain nodes; sep_nodes[] receives the separators in order.
+ * A chain node is a separator when it is the last chain node of its
+ * memory object and no edge from another object jumps over it.
  */
-static int32_t find_separators(const struct remat_graph *g, struct work *w,
-			       int32_t *n_sep)
+static int32_t find_separators(const struct remat_graph *g, const struct remat_chain *c,
+			       struct work *w, int32_t *n_sep)
 {
-	int32_t n = g->n, i, k, v, r = 0, maxreach = -1, inf;
+	int32_t n = g->n, i, k, v, r = 0, inf;
+	struct top2 t = { -1, -4, -1, -4 };
 
 	for (i = n - 1; i >= 0; i--) {
 		v = g->topo[i];
@@ -440,36 +647,28 @@ static int32_t find_separators(const struct remat_graph *g, struct work *w,
 	for (i = 0; i < n; i++) {
 		v = g->topo[i];
 		w->rank[v] = w->relevant[v] ? r++ : -1;
+		if (w->relevant[v])
+			w->lastm[c->alias_of[v]] = w->rank[v];
 	}
 	inf = r;
-	/* The virtual source's edges reach every chain node that reads no chain node. */
+	*n_sep = 0;
 	for (i = 0; i < n; i++) {
-		int src = 1;
+		int32_t grp;
 
 		v = g->topo[i];
 		if (!w->relevant[v])
 			continue;
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-			if (w->relevant[g->in_idx[k]])
-				src = 0;
-		if (src && w->rank[v] > maxreach)
-			maxreach = w->rank[v];
-	}
-	*n_sep = 0;
-	for (i = 0; i < n; i++) {
-		v = g->topo[i];
-		if (!w->relevant[v])
-			continue;
-		/* No edge from an earlier chain node lands beyond this one. */
-		if (maxreach <= w->rank[v])
+		grp = c->alias_of[v];
+		/* No edge from an earlier chain node of another object lands beyond this one. */
+		if (top2_other(&t, grp) <= w->rank[v] && w->lastm[grp] == w->rank[v])
 			w->sep_nodes[(*n_sep)++] = v;
 		if (w->target[v])
-			maxreach = inf;    /* the virtual sink's edge */
+			top2_add(&t, inf, -3);    /* the virtual sink's edge */
 		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
 			int32_t u = g->use_idx[k];
 
-			if (w->relevant[u] && w->rank[u] > maxreach)
-				maxreach = w->rank[u];
+			if (w->relevant[u])
+				top2_add(&t, w->rank[u], grp);
 		}
 	}
 	return r;
@@ -611,6 +810,10 @@ static int work_alloc(int32_t n, struct remat_chain *c, struct work *w)
 	w->fwdpart = calloc((size_t)n + 1, 1);
 	w->relevant = calloc((size_t)n + 1, 1);
 	w->target = calloc((size_t)n + 1, 1);
+	w->reach_in = calloc((size_t)n + 1, 1);
+	w->lastm = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	c->alias_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	c->is_static = calloc((size_t)n + 1, 1);
 	w->rank = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	w->seg = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	w->seg_map = malloc(sizeof(int32_t) * ((size_t)n + 2));
@@ -620,6 +823,7 @@ static int work_alloc(int32_t n, struct remat_chain *c, struct work *w)
 	c->stage_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->bwd_reader_min = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	if (!w->needed || !w->fwdpart || !w->relevant || !w->target || !w->rank ||
+	    !w->reach_in || !w->lastm || !c->alias_of || !c->is_static ||
 	    !w->seg || !w->seg_map || !w->seg_has_bwd || !w->sep_nodes || !c->is_bwd ||
 	    !c->stage_of || !c->bwd_reader_min)
 		return -1;
@@ -804,8 +1008,9 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 		if (g->kind[v] == REMAT_KIND_INPUT)
 			c->input_mem += g->mem[v];
 	/* Steps 1 to 6. */
+	find_aliases(g, c);
 	classify(g, c, &w);
-	find_separators(g, &w, &n_sep);
+	find_separators(g, c, &w, &n_sep);
 	c->n_separators = n_sep;
 	n_seg = assign_segments(g, c, &w, n_sep);
 	c->n_segments = n_seg;

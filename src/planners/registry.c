@@ -13,6 +13,7 @@ extern const struct remat_planner remat_i_planner_none;
 extern const struct remat_planner remat_i_planner_chen;
 extern const struct remat_planner remat_i_planner_chen_greedy;
 extern const struct remat_planner remat_i_planner_rotor;
+extern const struct remat_planner remat_i_planner_rockmate;
 extern const struct remat_planner remat_i_planner_twremat;
 extern const struct remat_planner remat_i_planner_greedy;
 extern const struct remat_planner remat_i_planner_dtr;
@@ -27,6 +28,7 @@ static const struct remat_planner *const planners[] = {
 	&remat_i_planner_chen,
 	&remat_i_planner_chen_greedy,
 	&remat_i_planner_rotor,
+	&remat_i_planner_rockmate,
 	&remat_i_planner_twremat,
 	&remat_i_planner_greedy,
 	&remat_i_planner_dtr,

@@ -718,7 +718,7 @@ static int64_t gcd64(int64_t a, int64_t b)
  * divisor between half the plain unit and the plain unit, that divisor is
  * used instead, so those sizes are counted exactly (up to twice the slots).
  */
-static int64_t slot_unit(const struct remat_graph *g, const struct remat_chain *c,
+int64_t remat_i_rotor_slot_unit(const struct remat_graph *g, const struct remat_chain *c,
 			 int64_t mtop, long slots)
 {
 	int64_t u0 = mtop / slots + (mtop % slots != 0), common = 0, k;
@@ -749,7 +749,7 @@ static int64_t slot_unit(const struct remat_graph *g, const struct remat_chain *
  * the chain's input x_0, which a plan may free after its last use.  The
  * other inputs stay resident (counted outside the table).
  */
-static int64_t first_input_bytes(const struct remat_graph *g, const struct remat_chain *c,
+int64_t remat_i_rotor_first_input_bytes(const struct remat_graph *g, const struct remat_chain *c,
 				 int32_t end)
 {
 	int64_t x0 = 0;
@@ -771,7 +771,7 @@ static int64_t first_input_bytes(const struct remat_graph *g, const struct remat
 }
 
 /* Measure the groups [gs[g], gs[g+1]) into the slot chain. */
-static int build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
+int remat_i_rotor_build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
 			    const int32_t *gs, int32_t G, int64_t x0, int64_t unit, int32_t cap,
 			    struct remat_i_rotor_chain *ch, struct remat_error *err)
 {
@@ -884,16 +884,16 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 
 	/* Step 2's slot count first: it bounds how many groups the tables allow. */
 	G = c->n_stages < max_stages ? c->n_stages : (int32_t)max_stages;
-	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
+	x0 = remat_i_rotor_first_input_bytes(g, c, gs_end_first(c->n_stages, G));
 	mtop = req->budget - (c->input_mem - x0);
 	if (mtop <= 0)
 		goto done;
-	unit = slot_unit(g, c, mtop, slots);
+	unit = remat_i_rotor_slot_unit(g, c, mtop, slots);
 	M = (int32_t)(mtop / unit);
 	Mtab = M + (M + 7) / 8;
 	while (G > 1 && 2 * remat_i_rotor_table_bytes(G, Mtab) > ROTOR_TABLE_CAP)
 		G = G * 3 / 4;
-	x0 = first_input_bytes(g, c, gs_end_first(c->n_stages, G));
+	x0 = remat_i_rotor_first_input_bytes(g, c, gs_end_first(c->n_stages, G));
 	mtop = req->budget - (c->input_mem - x0);
 	M = (int32_t)(mtop / unit);
 	Mtab = M + (M + 7) / 8;
@@ -906,7 +906,7 @@ static int rotor_plan(const struct remat_plan_request *req, struct remat_schedul
 	}
 	for (k = 0; k <= G; k++)
 		gs[k] = (int32_t)((int64_t)k * c->n_stages / G);
-	rc = build_slot_chain(g, c, gs, G, x0, unit, Mtab + 1, &ch, err);
+	rc = remat_i_rotor_build_slot_chain(g, c, gs, G, x0, unit, Mtab + 1, &ch, err);
 	if (rc)
 		goto done;
 

@@ -84,4 +84,19 @@ int remat_i_rotor_backtrack(const struct remat_i_rotor_chain *ch,
 			    const struct remat_i_rotor_table *tab, int32_t m,
 			    struct remat_i_cops *ops, struct remat_error *err);
 
+/*
+ * Step 2 of rotor.c, shared with rockmate.c: the slot size for m_top bytes
+ * cut into slots units; the bytes of the inputs only stages 0..end-1's
+ * forward reads (the chain's x_0); and the slot chain of the groups
+ * [gs[k], gs[k+1]) of c's stages (k < G), sizes capped at cap slots.
+ */
+int64_t remat_i_rotor_slot_unit(const struct remat_graph *g, const struct remat_chain *c,
+				int64_t mtop, long slots);
+int64_t remat_i_rotor_first_input_bytes(const struct remat_graph *g,
+					const struct remat_chain *c, int32_t end);
+int remat_i_rotor_build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
+				   const int32_t *gs, int32_t G, int64_t x0, int64_t unit,
+				   int32_t cap, struct remat_i_rotor_chain *ch,
+				   struct remat_error *err);
+
 #endif

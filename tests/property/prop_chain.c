@@ -1,6 +1,6 @@
 /*
  * prop_chain.c - property test for the chain planners (chen, chen-greedy,
- * rotor): on random chain-structured training graphs, with the features
+ * rotor, rockmate): on random chain-structured training graphs, with the features
  * that break the textbook chain (skip connections, dropout masks read
  * only by a backward node, weights as inputs, workspace, "recompute":
  * false, backward nodes without grad_of, op nodes, extra outputs, an
@@ -10,14 +10,15 @@
  * REMAT_ENOFIT, and wherever the needed nodes' order fits there is always
  * an answer.  On plain training chains, schedules built here (Chen's
  * sqrt(n) segmentation, recomputing everything from x) set budgets at
- * which chen and rotor must find one: check_known().  Below the needed
+ * which chen and rotor must find one: check_known(); rockmate answers
+ * wherever rotor does, never dearer.  Below the needed
  * order's peak each planner must find at least a floor of schedules (a
  * regression floor; a planner that gives up finds none).
  */
 #include "chaintest.h"
 #include "exhaustive.h"
 
-static const char *const planners[] = { "chen", "chen-greedy", "rotor" };
+static const char *const planners[] = { "chen", "chen-greedy", "rotor", "rockmate" };
 
 static int coin(uint64_t *rs, int percent)
 {
@@ -115,7 +116,9 @@ static char *random_chain(uint64_t *rs, int n)
  * runner's fallback does not fit (a planner that gives up finds none),
  * per planner; checked against floors by the tests.
  */
-static int n_own[3];
+#define NP ((int)(sizeof(planners) / sizeof(planners[0])))
+
+static int n_own[NP];
 
 /* Every planner at budgets from the no-remat peak down past the lower bound. */
 static void check_graph(const struct remat_graph *g)
@@ -126,9 +129,22 @@ static void check_graph(const struct remat_graph *g)
 
 	for (step = 0; step <= 14; step++) {
 		b = hi - (hi - lo) * step / 12;     /* the last two steps are below lo */
-		for (k = 0; k < 3; k++)
-			if (tu_plan(g, planners[k], b, NULL, 0, 0, NULL) == REMAT_OK && b < order_peak)
+		struct remat_sim_result r[NP];
+		int ok[NP];
+
+		for (k = 0; k < NP; k++) {
+			ok[k] = tu_plan(g, planners[k], b, NULL, 0, 0, &r[k]) == REMAT_OK;
+			if (ok[k] && b < order_peak)
 				n_own[k]++;
+		}
+		/*
+		 * rockmate offers rotor's plans (same slots, same search) before
+		 * its own: it answers wherever rotor does, never dearer.
+		 */
+		if (ok[2]) {
+			assert_true(ok[3]);
+			assert_true(r[3].cost <= r[2].cost * (1 + 1e-12));
+		}
 	}
 	/* A larger budget than needed, and the coarsest slot count. */
 	{
@@ -149,7 +165,7 @@ static void check_floors(const char *what, const int *floors)
 {
 	int k;
 
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < NP; k++) {
 		print_message("%s: %s found %d schedules below the needed order's peak\n", what,
 			      planners[k], n_own[k]);
 		if (n_own[k] < floors[k])
@@ -161,8 +177,8 @@ static void check_floors(const char *what, const int *floors)
 
 static void test_random_chains(void **state)
 {
-	/* chen, chen-greedy, rotor: about half of today's 721, 852, 897. */
-	static const int floors[] = { 360, 420, 440 };
+	/* chen, chen-greedy, rotor, rockmate: about half of today's 721, 852, 897, 945. */
+	static const int floors[] = { 360, 420, 440, 470 };
 	uint64_t rs = 4242;
 	int trial;
 
@@ -256,8 +272,8 @@ static void test_known_schedules(void **state)
 
 static void test_random_dags(void **state)
 {
-	/* About half of today's 64, 89, 101. */
-	static const int floors[] = { 30, 44, 50 };
+	/* About half of today's 64, 89, 101, 141. */
+	static const int floors[] = { 30, 44, 50, 70 };
 	uint64_t rs = 5151;
 	int trial;
 

@@ -247,6 +247,109 @@ static void test_backward_rules(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * Aliasing (issue 12): a2 is an in-place relu of a1 and b2 an in-place
+ * add into b1; every reader of an alias also reads its owner, as the
+ * exporter writes them.  By hand: objects {a1 a2}, {b1 b2}; under the
+ * old node-level sweep a1 -> b1, a1 -> b2 and b1 -> c1 jump over a2 and
+ * b2, leaving separators a1, c1, L (2 stages).  With objects, a1 and b1
+ * are not their objects' last chain nodes, and every edge over a2 (over
+ * b2) leaves a2's (b2's) object: separators a2, b2, c1, L; segments
+ * {a1 a2} {b1 b2} {c1} {L}, L merged into c1's: 3 stages.  Stage 2's
+ * input and output are whole objects: x = y = 8.  Its no-grad forward
+ * with the input inside: 8 resident, b1 adds 8 (peak 16), b2 (size 0)
+ * is the last reader of a1/a2, which is freed once (8 left).
+ */
+static void test_aliases(void **state)
+{
+	const char *json = HDR
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":4},"
+		"{\"id\":\"a1\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"x\"]},"
+		"{\"id\":\"a2\",\"kind\":\"forward\",\"mem\":0,\"inputs\":[\"a1\"]},"
+		"{\"id\":\"b1\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"a2\",\"a1\"]},"
+		"{\"id\":\"b2\",\"kind\":\"forward\",\"mem\":0,\"inputs\":[\"b1\",\"a2\",\"a1\"]},"
+		"{\"id\":\"c1\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"b2\",\"b1\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"c1\"]},"
+		"{\"id\":\"gc1\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"L\",\"b2\",\"b1\"],\"grad_of\":\"c1\"},"
+		"{\"id\":\"gb1\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"gc1\",\"a2\",\"a1\"],\"grad_of\":\"b1\"},"
+		"{\"id\":\"ga1\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"gb1\",\"x\"],\"grad_of\":\"a1\"}"
+		"],\"outputs\":[\"ga1\"]}";
+	struct remat_graph *g = tu_graph(json);
+	struct remat_chain *c = chain_of(g);
+
+	(void)state;
+	assert_int_equal(c->n_aliases, 2);
+	assert_int_equal(c->alias_of[remat_graph_find(g, "a2")], remat_graph_find(g, "a1"));
+	assert_int_equal(c->alias_of[remat_graph_find(g, "b2")], remat_graph_find(g, "b1"));
+	assert_int_equal(c->alias_of[remat_graph_find(g, "c1")], remat_graph_find(g, "c1"));
+	assert_int_equal(c->n_separators, 4);
+	assert_int_equal(c->n_stages, 3);
+	assert_string_equal(stage_ids(g, c, 0, 0), "a1 a2");
+	assert_string_equal(stage_ids(g, c, 1, 0), "b1 b2");
+	assert_string_equal(stage_ids(g, c, 2, 0), "c1 L");
+	assert_string_equal(stage_ids(g, c, 1, 1), "gb1");
+	assert_int_equal(c->stages[1].entry, remat_graph_find(g, "a2"));
+	assert_int_equal(c->stages[1].exit, remat_graph_find(g, "b2"));
+	assert_int_equal(c->stages[1].x, 8);
+	assert_int_equal(c->stages[1].y, 8);
+	assert_int_equal(c->stages[0].y, 8);
+	assert_int_equal(c->stages[1].fwd_peak_ng_in, 16);
+	assert_int_equal(c->n_static, 0);
+	assert_int_equal(c->input_mem, 4);
+	remat_chain_free(c);
+	remat_graph_free(g);
+}
+
+/*
+ * Values resident the whole step (issue 12): z (a "full") reads nothing
+ * and k (its "triu") reads z; no input reaches them, so both are static:
+ * in no stage, their bytes counted with the inputs x and y (4 + 1 + 2 + 3
+ * = 10).  k is
+ * read by every layer; under the old sweep k -> h2 and k -> h3 jumped
+ * over h1 and h2 (one stage).  Now: separators h1, h2, h3, L; stages
+ * {h1} {h2} {h3 L}.  Also the labels: y is an input read only by lab,
+ * which the file lists after h3; lab reads no chain node, and the old
+ * sweep's virtual source reached it, which jumped over h1..h3 as well.
+ */
+static void test_static_values(void **state)
+{
+	const char *json = HDR
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":4},"
+		"{\"id\":\"y\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"z\",\"kind\":\"forward\",\"mem\":2},"
+		"{\"id\":\"k\",\"kind\":\"forward\",\"mem\":3,\"inputs\":[\"z\"]},"
+		"{\"id\":\"h1\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"x\",\"k\"]},"
+		"{\"id\":\"h2\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"h1\",\"k\"]},"
+		"{\"id\":\"h3\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"h2\",\"k\"]},"
+		"{\"id\":\"lab\",\"kind\":\"forward\",\"mem\":1,\"inputs\":[\"y\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"h3\",\"lab\"]},"
+		"{\"id\":\"g3\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"L\",\"h2\",\"k\"],\"grad_of\":\"h3\"},"
+		"{\"id\":\"g2\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"g3\",\"h1\",\"k\"],\"grad_of\":\"h2\"},"
+		"{\"id\":\"g1\",\"kind\":\"backward\",\"mem\":8,\"inputs\":[\"g2\",\"x\",\"k\"],\"grad_of\":\"h1\"}"
+		"],\"outputs\":[\"g1\"]}";
+	struct remat_graph *g = tu_graph(json);
+	struct remat_chain *c = chain_of(g);
+
+	(void)state;
+	assert_int_equal(c->n_static, 2);
+	assert_int_equal(c->is_static[remat_graph_find(g, "z")], 1);
+	assert_int_equal(c->is_static[remat_graph_find(g, "k")], 1);
+	assert_int_equal(c->is_static[remat_graph_find(g, "lab")], 0);
+	assert_int_equal(c->stage_of[remat_graph_find(g, "k")], -1);
+	assert_int_equal(c->input_mem, 10);
+	assert_int_equal(c->n_stages, 3);
+	assert_string_equal(stage_ids(g, c, 0, 0), "h1");
+	assert_string_equal(stage_ids(g, c, 1, 0), "h2");
+	assert_string_equal(stage_ids(g, c, 2, 0), "h3 lab L");
+	assert_string_equal(stage_ids(g, c, 2, 1), "g3");
+	/* Stage 2: input h1, output h2, 8 bytes each; k is held outside. */
+	assert_int_equal(c->stages[1].x, 8);
+	assert_int_equal(c->stages[1].y, 8);
+	assert_int_equal(c->stages[1].xbar, 8);
+	remat_chain_free(c);
+	remat_graph_free(g);
+}
+
 /* Inputs and backward nodes only: one stage without forward nodes. */
 static void test_degenerate(void **state)
 {
@@ -440,6 +543,8 @@ int main(void)
 		cmocka_unit_test(test_kumar_inference),
 		cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_backward_rules),
+		cmocka_unit_test(test_aliases),
+		cmocka_unit_test(test_static_values),
 		cmocka_unit_test(test_degenerate),
 		cmocka_unit_test(test_separators_random),
 		cmocka_unit_test(test_partition_random),
