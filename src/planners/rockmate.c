@@ -1207,7 +1207,7 @@ const struct remat_planner remat_i_planner_rockmate = {
 	.name = "rockmate",
 	.summary = "Rockmate (Zhao et al. 2023): rk-Rotor over the chain view's blocks, "
 		   "several schedules per block",
-	.flags = 0,
+	.flags = REMAT_PLANNER_AUTO,
 	.options = rockmate_options,
 	.plan = rockmate_plan,
 };
