@@ -14,7 +14,8 @@
  *    file's, and list scheduling's (include/remat/order.h, method
  *    greedy) when its no-remat peak is lower; step 6 runs in both.  The
  *    paper fixes none, and the file's can be poor (a training chain that
- *    lists every weight gradient after the whole backward pass).
+ *    lists every weight gradient after the whole backward pass).  The
+ *    second is computed after the search in the first, time permitting.
  * 3. Lemma 3, memoised as section 3 asks: build once the whole hierarchy
  *    of balanced separators (centroid decomposition of the bag tree: each
  *    separator bag leaves components of at most half its component's
@@ -655,21 +656,19 @@ static void tw_plan_release(struct tw_plan *p)
  * lower.  The recursion does not fix one; the file's may list, say, every
  * weight gradient after the whole backward pass.
  */
-static int tw_orders(struct tw_plan *p, struct remat_error *err)
+static int tw_orders(struct tw_plan *p, double deadline, struct remat_error *err)
 {
 	const struct remat_graph *g = p->g;
 	struct remat_order_opts o;
 	int64_t peak = 0;
 	int32_t i;
 
-	p->n_orders = 1;
-	p->topo[0] = g->topo;
-	p->pos[0] = g->topo_pos;
 	p->alt = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	p->alt_pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	if (!p->alt || !p->alt_pos)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in twremat");
 	remat_order_opts_init(&o);
+	o.deadline = deadline;
 	REMAT_TRY(remat_order_compute(g, REMAT_ORDER_GREEDY, &o, p->alt, &peak, err));
 	if (peak >= g->no_remat_peak)
 		return REMAT_OK;
@@ -731,9 +730,10 @@ static int tw_plan_init(struct tw_plan *p, const struct remat_graph *g,
 	for (i = 0; i < g->n_outputs; i++)
 		if (g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
 			p->targets[p->n_targets++] = g->outputs[i];
-	rc = tw_orders(p, err);
-	if (rc == REMAT_OK)
-		rc = remat_treedec_build(g, need, &p->td, err);
+	p->n_orders = 1;
+	p->topo[0] = g->topo;
+	p->pos[0] = g->topo_pos;
+	rc = remat_treedec_build(g, need, &p->td, err);
 	free(need);
 	if (rc == REMAT_OK)
 		rc = tw_tree_build(g, &p->td, g->topo, g->topo_pos, &p->t, err);
@@ -795,12 +795,14 @@ static void tw_strip_frees(struct remat_schedule *s)
 
 /*
  * Step 8: the keep pass (src/plan/keep_pass.c) over sched, offered too;
- * kept receives the result.
+ * kept receives the result.  Skipped once the deadline has passed.
  */
 static int tw_offer_kept(struct remat_i_best *best, const struct remat_plan_request *req,
 			 const struct remat_schedule *sched, struct remat_schedule *kept,
 			 struct remat_error *err)
 {
+	if (remat_plan_expired(req))
+		return REMAT_OK;
 	REMAT_TRY(remat_i_keep_pass(req->graph, sched, req->budget, 6, kept, NULL, err));
 	return remat_i_best_offer(best, "twremat", req->graph, req->budget, kept,
 				NULL, NULL, err);
@@ -909,7 +911,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	int64_t max_steps, def_steps;
 	struct remat_schedule tight, prev, kept;
 	double t0 = remat_now();
-	int rc, o;
+	int rc;
 
 	def_steps = (int64_t)g->n * 16;
 	if (def_steps < 2000000)
@@ -940,12 +942,17 @@ static int twremat_plan(const struct remat_plan_request *req,
 	}
 	/*
 	 * Step 6: k = n_bags + 1 (no recursion), then halving down to 1, in
-	 * each order of step 2a (list scheduling's first).
+	 * the file's order, then (time permitting) in list scheduling's.
 	 */
-	for (o = p.n_orders - 1; o >= 0 && !remat_plan_expired(req); o--) {
-		tw_use_order(&p, o);
-		rc = tw_search(&p, req, &best, &cand, &tight, &prev, &kept, max_steps, t0,
-			       (p.n_orders - 1 - o) / (double)p.n_orders, 1.0 / p.n_orders, err);
+	rc = tw_search(&p, req, &best, &cand, &tight, &prev, &kept, max_steps, t0, 0, 0.5, err);
+	if (rc == REMAT_OK && !remat_plan_expired(req))
+		rc = tw_orders(&p, req->deadline, err);
+	if (rc)
+		goto done;
+	if (p.n_orders == 2 && !remat_plan_expired(req)) {
+		tw_use_order(&p, 1);
+		rc = tw_search(&p, req, &best, &cand, &tight, &prev, &kept, max_steps, t0, 0.5,
+			       0.5, err);
 		if (rc)
 			goto done;
 	}
