@@ -31,11 +31,17 @@
  *    back what was evicted meanwhile; this departs from the paper only
  *    where its runtime would run out of memory.  Still nothing to evict:
  *    REMAT_ENOFIT.
- * 5. Eager frees (the variant the paper compares with Checkmate): after
- *    every op (also a rematerialization), an input that no later program
- *    step reads and that is not an output is freed at once.  It stays
- *    rematerializable: if a later rematerialization needs it, step 3
- *    recomputes it.  A value that can never be recomputed (an input,
+ * 5. Eager frees (the variant the paper compares with Checkmate): when a
+ *    program step ends, an input that no later program step reads and
+ *    that is not an output is freed at once.  It stays rematerializable:
+ *    if a later rematerialization needs it, step 3 recomputes it.  What
+ *    happens to a recomputed tensor no later program step reads, once
+ *    the op that wanted it is done, is --after-recompute: keep (it stays
+ *    resident, an eviction candidate, as in the authors' simulator simrd,
+ *    where only a release frees eagerly), free (at once), or best (the
+ *    default: both runs, the cheaper schedule by the simulator).  keep
+ *    helps where several recomputations read it (a batch norm's outputs
+ *    in DenseNet), free where it only holds memory.  A value that can never be recomputed (an input,
  *    "recompute": false) is kept until no rematerializable tensor that may
  *    still be needed depends on it (reference counts cascade from dead
  *    tensors to their parents).
@@ -49,8 +55,7 @@
  *    (At budgets covering the no-remat peak the plan runner offers the
  *    plain topological order too and keeps the cheaper schedule.)
  *
- * Heuristics (--heuristic; lowest score is evicted; ties: least recently
- * used, then larger, then lower index):
+ * Heuristics (--heuristic; lowest score is evicted):
  *   dtr       h = (c(t) + c(e*(t))) / (m(t) * s(t)): own cost plus the cost
  *             of the evicted neighbourhood e*(t), divided by size and
  *             staleness.  e*(t) is approximated as the paper does, with
@@ -61,17 +66,22 @@
  *             class and leaves it, so a class may keep "phantom"
  *             connections through members that are resident again.
  *   dtr-local c(t) / (m(t) * s(t)).
- *   lru       s(t) only: the least recently used.
+ *   lru       the least recently used (last access in compute time).
  *   largest   m(t) only: the largest.
  *   msps      (c(t) + cost of the classes of t's evicted parents) / m(t):
  *             compute needed per byte freed, with no staleness.
- * Staleness s(t) = clock - last access, on a logical clock that ticks once
- * per executed op (the paper's simulator uses op time; a tick keeps s >= 1
- * when costs are zero).
+ * Staleness s(t) = clock - last access in compute time, as the paper and
+ * simrd define it: the clock advances by each executed op's cost; a new
+ * tensor is accessed when its op ends, an op's inputs when it starts
+ * (before their rematerialization).  s = 0 (just used) scores infinite
+ * for dtr and dtr-local, as in simrd; ties (all infinite when costs are
+ * zero) go to the tensor least recently used on a tick clock (one tick
+ * per op), then the larger, then the lower index.
  *
  * Candidate search: sampling.  Resident candidates live in an array
- * (O(1) insert and delete).  When at most --sample of them exist, every
- * one is scored (exact); otherwise --sample of them are drawn at random
+ * (O(1) insert and delete).  When at most --sample of them exist (2048 by
+ * default), every one is scored (exact), as simrd does; otherwise --sample
+ * of them (256 by default) are drawn at random
  * (xorshift seeded by --seed) and the best drawn is evicted, falling back
  * to a full scan only when every draw was locked.  Scores change with the
  * clock and with neighbours' evictions, so a heap would need re-keying on
@@ -102,7 +112,7 @@
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
-#include "plan/best.h"
+#include "plan/best.h" /* remat_i_result_better */
 
 enum dtr_state { ST_NEW = 0, ST_RESIDENT, ST_EVICTED, ST_DEAD };
 
@@ -126,7 +136,10 @@ struct dtr {
 	double remat_cost, max_remat_cost;
 	int64_t recomputes, max_recomputes;
 	int64_t clock, computes;
-	int64_t sample;
+	double tclock;      /* compute time: the sum of the costs of the ops run */
+	int free_recomputed; /* free recomputed tensors no program step reads */
+	int64_t sample;     /* candidates drawn per eviction */
+	int64_t exact_upto; /* score every candidate when at most this many */
 	uint64_t rng;
 	int32_t main_done, main_total;
 
@@ -136,7 +149,8 @@ struct dtr {
 	int32_t *want;      /* frames waiting for it to come back */
 	int32_t *pending;   /* program steps still to read it */
 	int32_t *alive;     /* pending + output + live rematerializable children */
-	int64_t *last;      /* clock of the last access */
+	int64_t *last;      /* tick of the last access (ties) */
+	double *tlast;      /* compute time of the last access (staleness) */
 
 	int32_t *pool;      /* resident eviction candidates */
 	int32_t *ppos;      /* position in pool, -1 when absent */
@@ -340,17 +354,19 @@ static double neighbourhood_cost(struct dtr *d, int32_t v, int both)
 static double score(struct dtr *d, int32_t v)
 {
 	const struct remat_graph *g = d->g;
-	double m = (double)g->mem[v], s = (double)(d->clock - d->last[v]);
+	double m = (double)g->mem[v], s = d->tclock - d->tlast[v];
 
-	if (s < 1)
-		s = 1;
 	switch (d->heur) {
 	case H_DTR:
+		if (!(m * s > 0))
+			return INFINITY;
 		return (g->cost[v] + neighbourhood_cost(d, v, 1)) / (m * s);
 	case H_LOCAL:
+		if (!(m * s > 0))
+			return INFINITY;
 		return g->cost[v] / (m * s);
 	case H_LRU:
-		return (double)d->last[v];
+		return d->tlast[v];
 	case H_LARGEST:
 		return -m;
 	default: /* H_MSPS */
@@ -376,7 +392,7 @@ static int32_t choose(struct dtr *d)
 	double bs = 0, s;
 	int64_t t;
 
-	if (d->sample > 0 && d->pool_n > d->sample) {
+	if (d->sample > 0 && d->pool_n > d->exact_upto) {
 		for (t = 0; t < d->sample; t++) {
 			v = d->pool[dtr_rand(d) % (uint64_t)d->pool_n];
 			if (d->lock[v])
@@ -424,13 +440,16 @@ static int drop(struct dtr *d, int32_t v)
  * for one that cannot be recomputed.  Values a pending op is waiting for
  * (want) or holds (lock) stay.
  */
-static int maybe_free(struct dtr *d, int32_t v)
+static int maybe_free(struct dtr *d, int32_t v, int release)
 {
 	const struct remat_graph *g = d->g;
 
 	if (d->state[v] != ST_RESIDENT || d->lock[v] || d->want[v] || g->is_output[v])
 		return REMAT_OK;
-	if (is_remat(g, v) ? d->pending[v] != 0 : d->alive[v] != 0)
+	if (d->free_recomputed)
+		release = 1;
+	if (is_remat(g, v) ? d->pending[v] != 0 || (!release && d->alive[v] != 0) :
+	    d->alive[v] != 0)
 		return REMAT_OK;
 	d->eager_frees++;
 	return drop(d, v);
@@ -456,7 +475,7 @@ static int dec_alive(struct dtr *d, int32_t v)
 			uf_detach(d, x);
 			d->state[x] = ST_DEAD;
 		} else if (d->state[x] == ST_RESIDENT) {
-			REMAT_TRY(maybe_free(d, x));
+			REMAT_TRY(maybe_free(d, x, 0));
 		}
 	}
 	return REMAT_OK;
@@ -486,6 +505,8 @@ static int push_frame(struct dtr *d, int32_t v)
 	d->lb_top += deg;
 	for (k = 0; k < deg; k++) {
 		int32_t u = g->in_idx[g->in_off[v] + k];
+
+		d->tlast[u] = d->tclock; /* an op's start accesses its inputs */
 
 		if (d->state[u] == ST_RESIDENT) {
 			d->lock[u]++;
@@ -581,6 +602,13 @@ static int compute(struct dtr *d, int32_t v)
 					  "on steps) at '%s'", (long long)d->max_recomputes,
 					  g->id[v]);
 	}
+	d->tclock += g->cost[v];
+	/*
+	 * As simrd: a new tensor is accessed when its op ends; a recomputed
+	 * one was last accessed when the op that wanted it started (below).
+	 */
+	if (d->state[v] == ST_NEW)
+		d->tlast[v] = d->tclock;
 	d->state[v] = ST_RESIDENT;
 	pool_add(d, v);
 	d->last[v] = d->clock;
@@ -614,7 +642,7 @@ static int run_op(struct dtr *d, int32_t root, int main)
 	while (d->sp > 0) {
 		struct dtr_frame *f = &d->stack[d->sp - 1];
 		int32_t v = f->v, off = g->in_off[v];
-		int32_t deg = g->in_off[v + 1] - off, k, pushed = 0;
+		int32_t deg = g->in_off[v + 1] - off, k, pushed = 0, release;
 
 		while (f->k < deg) {
 			int32_t u = g->in_idx[off + f->k];
@@ -638,7 +666,8 @@ static int run_op(struct dtr *d, int32_t root, int main)
 			d->lock[g->in_idx[off + k]]--;
 		d->lb_top = f->base;
 		d->sp--;
-		if (d->sp == 0 && main) {
+		release = d->sp == 0 && main;
+		if (release) {
 			for (k = 0; k < deg; k++) {
 				int32_t u = g->in_idx[off + k];
 
@@ -647,7 +676,7 @@ static int run_op(struct dtr *d, int32_t root, int main)
 			}
 		}
 		for (k = 0; k < deg; k++)
-			REMAT_TRY(maybe_free(d, g->in_idx[off + k]));
+			REMAT_TRY(maybe_free(d, g->in_idx[off + k], release));
 	}
 	return REMAT_OK;
 }
@@ -679,6 +708,7 @@ static void dtr_release(struct dtr *d)
 	free(d->pending);
 	free(d->alive);
 	free(d->last);
+	free(d->tlast);
 	free(d->pool);
 	free(d->ppos);
 	free(d->elem_of);
@@ -693,8 +723,8 @@ static void dtr_release(struct dtr *d)
 
 /* Simulate the runtime; out receives the executed steps. */
 static int dtr_run(const struct remat_plan_request *req, int heur, double max_overhead,
-		   int64_t sample, struct remat_schedule *out, struct dtr_stats *st,
-		   struct remat_error *err)
+		   int64_t sample, int free_recomputed, struct remat_schedule *out,
+		   struct dtr_stats *st, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
 	size_t n1 = (size_t)g->n + 1;
@@ -710,7 +740,10 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	d.err = err;
 	d.heur = heur;
 	d.budget = req->budget;
-	d.sample = sample;
+	/* sample < 0: the default, exact up to 2048 candidates, else 256 drawn. */
+	d.sample = sample < 0 ? 256 : sample;
+	d.exact_upto = sample < 0 ? 2048 : sample;
+	d.free_recomputed = free_recomputed;
 	d.rng = req->seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
 	if (!d.rng)
 		d.rng = 88172645463325252ull;
@@ -726,6 +759,7 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	d.pending = calloc(n1, sizeof(int32_t));
 	d.alive = calloc(n1, sizeof(int32_t));
 	d.last = calloc(n1, sizeof(int64_t));
+	d.tlast = calloc(n1, sizeof(double));
 	d.pool = malloc(sizeof(int32_t) * n1);
 	d.ppos = malloc(sizeof(int32_t) * n1);
 	d.elem_of = malloc(sizeof(int32_t) * n1);
@@ -733,7 +767,7 @@ static int dtr_run(const struct remat_plan_request *req, int heur, double max_ov
 	d.lb = malloc((size_t)g->n_edges + 1);
 	d.cascade = malloc(sizeof(int32_t) * n1);
 	if (!d.state || !d.needed || !d.lock || !d.want || !d.pending || !d.alive ||
-	    !d.last || !d.pool || !d.ppos || !d.elem_of || !d.stack || !d.lb || !d.cascade) {
+	    !d.last || !d.tlast || !d.pool || !d.ppos || !d.elem_of || !d.stack || !d.lb || !d.cascade) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -814,38 +848,102 @@ done:
 	return rc;
 }
 
-static void dtr_note(const struct remat_plan_request *req, int heur,
+static const char *const after_names[] = { "keep", "free", "best" };
+
+static void dtr_note(const struct remat_plan_request *req, int heur, int free_recomputed,
 		     const struct dtr_stats *st)
 {
 	if (req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "dtr heuristic %s: %lld evictions, %lld eager frees, "
-			 "%lld recomputes, %lld spills, runtime peak %lld bytes",
-			 heur_names[heur], (long long)st->evictions,
+			 "dtr heuristic %s, recomputed tensors %s: %lld evictions, "
+			 "%lld eager frees, %lld recomputes, %lld spills, runtime peak "
+			 "%lld bytes", heur_names[heur],
+			 free_recomputed ? "freed" : "kept", (long long)st->evictions,
 			 (long long)st->eager_frees, (long long)st->recomputes,
 			 (long long)st->spills, (long long)st->peak);
 }
 
 /*
  * The runtime's steps are returned as executed (its peak then equals the
- * simulator's).  At budgets covering the no-remat peak the plan runner
- * offers the plain order too (src/plan/run.c).
+ * simulator's).  With --after-recompute best, both runs are judged by the
+ * simulator (plan/best.c) and the cheaper is returned; when neither fits,
+ * the first run's error is.  At budgets covering the no-remat peak the
+ * plan runner offers the plain order too (src/plan/run.c).
  */
 static int dtr_plan(const struct remat_plan_request *req, struct remat_schedule *out,
 		    struct remat_error *err)
 {
-	struct dtr_stats st;
+	struct dtr_stats st[2];
+	struct remat_schedule cand;
+	struct remat_sim_result r[2];
+	struct remat_error first;
 	double max_overhead;
+	const char *after = remat_opt_get(req, "after-recompute");
 	long sample;
-	int heur, rc;
+	int heur, rc = REMAT_OK, mode = 2, f, chosen = -1;
 
 	REMAT_TRY(parse_heuristic(req, &heur, err));
 	REMAT_TRY(remat_opt_double(req, "max-overhead", 2.0, 0.0, 1e9, &max_overhead, err));
-	REMAT_TRY(remat_opt_int(req, "sample", 256, 0, 1L << 30, &sample, err));
-	memset(&st, 0, sizeof(st));
-	rc = dtr_run(req, heur, max_overhead, sample, out, &st, err);
-	if (rc == REMAT_OK)
-		dtr_note(req, heur, &st);
+	REMAT_TRY(remat_opt_int(req, "sample", -1, 0, 1L << 30, &sample, err));
+	if (after) {
+		for (mode = 0; mode < 3 && strcmp(after, after_names[mode]) != 0; mode++)
+			;
+		if (mode == 3)
+			return REMAT_FAIL(err, REMAT_EUSAGE, "option '--after-recompute': "
+					  "expected keep, free or best, got '%s'", after);
+	}
+	memset(st, 0, sizeof(st));
+	if (mode < 2) {
+		rc = dtr_run(req, heur, max_overhead, sample, mode, out, &st[0], err);
+		if (rc == REMAT_OK)
+			dtr_note(req, heur, mode, &st[0]);
+		return rc;
+	}
+	/* Both runs, each judged by the simulator as it is; the cheaper stays in out. */
+	remat_schedule_init(&cand);
+	memset(&first, 0, sizeof(first));
+	for (f = 0; f < 2; f++) {
+		struct remat_error e;
+
+		memset(&e, 0, sizeof(e));
+		rc = dtr_run(req, heur, max_overhead, sample, f, f ? &cand : out, &st[f], &e);
+		if (rc == REMAT_OK) {
+			rc = remat_simulate(req->graph, f ? &cand : out, req->budget, NULL, &r[f], err);
+			if (rc)
+				goto done;
+			if (!r[f].valid) {
+				rc = REMAT_FAIL(err, REMAT_EINTERNAL, "planner 'dtr' built an "
+						"invalid schedule: %s", r[f].error);
+				goto done;
+			}
+			if (r[f].feasible && (chosen < 0 ||
+			    remat_i_result_better(&r[f], cand.n, &r[chosen], out->n))) {
+				if (f)
+					remat_schedule_swap(out, &cand);
+				chosen = f;
+			}
+		} else if (rc != REMAT_ENOFIT) {
+			*err = e;
+			goto done;
+		} else if (f == 0) {
+			first = e;
+		}
+		if (f == 0 && remat_plan_expired(req))
+			break;
+	}
+	if (chosen < 0) {
+		if (first.code) {
+			*err = first;
+			rc = first.code;
+		} else {
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "dtr: no run fit the budget");
+		}
+		goto done;
+	}
+	rc = REMAT_OK;
+	dtr_note(req, heur, chosen, &st[chosen]);
+done:
+	remat_schedule_release(&cand);
 	return rc;
 }
 
@@ -855,7 +953,10 @@ static const struct remat_planner_option dtr_options[] = {
 	{ "max-overhead", "X", "give up when recomputation exceeds X times the baseline "
 	  "cost (default 2)" },
 	{ "sample", "N", "score N random candidates per eviction when more are resident "
-	  "(default 256; 0: score all)" },
+	  "(default: every one up to 2048, else 256 random ones; 0: score all)" },
+	{ "after-recompute", "WHAT", "a recomputed tensor no later program step reads: keep "
+	  "(resident until evicted, as DTR's simulator), free (at once) or best (run both, "
+	  "return the cheaper; default)" },
 	{ NULL, NULL, NULL }
 };
 

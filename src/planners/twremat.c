@@ -10,6 +10,12 @@
  * 2. Decompose the undirected graph of the nodes an output needs (input
  *    nodes are resident anyway and stay out) with the minimum fill-in
  *    heuristic, bags merged by Lemma 1 (src/analysis/treedec.c).
+ *    2a. "Topological order" below is one of up to two orders: the
+ *    file's, and list scheduling's (include/remat/order.h, method
+ *    greedy) when its no-remat peak is lower; step 6 runs in both.  The
+ *    paper fixes none, and the file's can be poor (a training chain that
+ *    lists every weight gradient after the whole backward pass).  The
+ *    second is computed after the search in the first, time permitting.
  * 3. Lemma 3, memoised as section 3 asks: build once the whole hierarchy
  *    of balanced separators (centroid decomposition of the bag tree: each
  *    separator bag leaves components of at most half its component's
@@ -35,21 +41,30 @@
  *    kept (the liveness pass never frees an output, and keeps the single
  *    instance of the other until its last use).
  * 6. TWRemat(k) (section 4.3): with --cutoff K, return the schedule for
- *    k = K as it is.  Otherwise build it for k = n_bags + 1 (no recursion:
- *    the topological order of what the outputs need), then halving k down
- *    to 1, and offer each to remat_i_best_offer (the simulator judges) along
- *    with step 7's replay of it; keep the cheapest schedule within budget.
+ *    k = K as it is (in the file's order).  Otherwise build it for
+ *    k = n_bags + 1 (no recursion: the topological order of what the
+ *    outputs need), then halving k down to 1, in each order of step 2a,
+ *    and offer each to remat_i_best_offer (the simulator judges) along
+ *    with step 7's replay of it and step 8's keep pass of both; keep the
+ *    cheapest schedule within budget.
  * 7. Post-pass (src/plan/evict_replay.c): replay each schedule's compute order within
  *    the budget, keeping values while memory allows and evicting (then
  *    recomputing) the cheapest ones per byte and time when it does not;
  *    its frees are dropped again so that the liveness pass places them.
  *    A schedule within budget comes back no more costly; one over budget
  *    may come back within it.
+ * 8. Keep pass (src/plan/keep_pass.c), the pass nshepperd's Haskell
+ *    TWRemat runs after its recursion: up to six rounds of walking the
+ *    compute order with values freed lazily (only when a compute needs
+ *    the memory, cheapest per byte first) and computes of values still
+ *    resident dropped.  It only drops computes: never more costly, and
+ *    within the budget whenever its input was.
  *
  * Complexity: O(n d^3) for the decomposition on graphs of small width d
- * (see treedec.h), O(n log n) for the hierarchy, and for each of the
- * O(log n) values of k time linear in the schedule it emits times the
- * in-degree, plus O(steps log n) for its replay; TWRemat(1) emits
+ * (see treedec.h), O(n log n) for the hierarchy, list scheduling's order
+ * (order.c), and for each of the two orders and O(log n) values of k
+ * time linear in the schedule it emits times the in-degree, plus
+ * O(steps log n) for its replay and keep passes; TWRemat(1) emits
  * O(n^(1 + log2(w + 2))) steps on width w in the worst case (Theorem 5),
  * far fewer on network graphs.  Candidates longer than --max-steps are
  * dropped.
@@ -69,9 +84,11 @@
 
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "remat/order.h"
 #include "remat/treedec.h"
 #include "plan/best.h"
 #include "plan/evict_replay.h"
+#include "plan/keep_pass.h"
 
 /* Internal status: the schedule outgrew --max-steps. */
 #define TW_TOO_LONG 100
@@ -84,6 +101,8 @@ struct tw_tree {
 	int32_t *home;    /* [g->n] hierarchy node of each node, -1 if none */
 	int32_t *sep_off; /* [n + 1] CSR of separator nodes */
 	int32_t *sep_idx; /* in topological order */
+	const int32_t *topo; /* the topological order the recursion follows */
+	const int32_t *pos;  /* [g->n] position of each node in it */
 };
 
 struct tw_run {
@@ -350,7 +369,7 @@ static int separator_lists(const struct remat_graph *g, int32_t nc, struct tw_tr
 	}
 	memcpy(cur, t->sep_off, sizeof(int32_t) * (size_t)nc);
 	for (i = 0; i < g->n; i++) {
-		int32_t v = g->topo[i];
+		int32_t v = t->topo[i];
 
 		if (t->home[v] >= 0)
 			t->sep_idx[cur[t->home[v]]++] = v;
@@ -364,7 +383,8 @@ static int separator_lists(const struct remat_graph *g, int32_t nc, struct tw_tr
  * homes and separator lists.  O(n_bags log n_bags + total bag size).
  */
 static int tw_tree_build(const struct remat_graph *g, const struct remat_treedec *td,
-			 struct tw_tree *t, struct remat_error *err)
+			 const int32_t *topo, const int32_t *pos, struct tw_tree *t,
+			 struct remat_error *err)
 {
 	int32_t nb = td->n_bags, i;
 	struct tw_scratch w;
@@ -372,6 +392,8 @@ static int tw_tree_build(const struct remat_graph *g, const struct remat_treedec
 
 	memset(t, 0, sizeof(*t));
 	memset(&w, 0, sizeof(w));
+	t->topo = topo;
+	t->pos = pos;
 	t->n = nb;
 	t->home = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t->sep_off = calloc((size_t)nb + 2, sizeof(int32_t));
@@ -459,10 +481,10 @@ static void tw_sort_topo(struct tw_run *r, int64_t lo, int64_t hi)
 	if (hi - lo < 2)
 		return;
 	for (i = lo; i < hi; i++)
-		r->a[i] = r->g->topo_pos[r->a[i]];
+		r->a[i] = r->t->pos[r->a[i]];
 	qsort(r->a + lo, (size_t)(hi - lo), sizeof(int32_t), cmp_i32);
 	for (i = lo; i < hi; i++)
-		r->a[i] = r->g->topo[r->a[i]];
+		r->a[i] = r->t->topo[r->a[i]];
 }
 
 static int tw_rec(struct tw_run *r, int32_t h, int64_t s0, int64_t s1);
@@ -487,7 +509,7 @@ static int tw_children(struct tw_run *r, int32_t h, int64_t lo, int64_t hi)
 		while (t->par[c] != h)
 			c = t->par[c];
 		REMAT_TRY(tw_push(r, c));
-		REMAT_TRY(tw_push(r, r->g->topo_pos[v]));
+		REMAT_TRY(tw_push(r, t->pos[v]));
 	}
 	qsort(r->a + hi, (size_t)cnt, 2 * sizeof(int32_t), cmp_pair);
 	for (p = 0; p < cnt; p = q) {
@@ -495,7 +517,7 @@ static int tw_children(struct tw_run *r, int32_t h, int64_t lo, int64_t hi)
 		int64_t s0 = r->n;
 
 		for (q = p; q < cnt && r->a[hi + 2 * q] == c; q++)
-			REMAT_TRY(tw_push(r, r->g->topo[r->a[hi + 2 * q + 1]]));
+			REMAT_TRY(tw_push(r, t->topo[r->a[hi + 2 * q + 1]]));
 		rc = tw_rec(r, c, s0, r->n);
 		if (rc)
 			return rc;
@@ -608,6 +630,10 @@ struct tw_plan {
 	int64_t cap;
 	int32_t *targets;
 	int32_t n_targets;
+	/* Step 2a: the orders the recursion may follow (0: the file's). */
+	const int32_t *topo[2], *pos[2];
+	int n_orders;
+	int32_t *alt, *alt_pos; /* list scheduling's, when lower */
 };
 
 static void tw_plan_release(struct tw_plan *p)
@@ -619,7 +645,61 @@ static void tw_plan_release(struct tw_plan *p)
 	free(p->mark);
 	free(p->a);
 	free(p->targets);
+	free(p->alt);
+	free(p->alt_pos);
 	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Step 2a: the topological orders the recursion may follow wherever it
+ * says "in topological order": the file's, and list scheduling's
+ * (remat_order_compute, method greedy) when that order's no-remat peak is
+ * lower.  The recursion does not fix one; the file's may list, say, every
+ * weight gradient after the whole backward pass.
+ */
+static int tw_orders(struct tw_plan *p, double deadline, struct remat_error *err)
+{
+	const struct remat_graph *g = p->g;
+	struct remat_order_opts o;
+	int64_t peak = 0;
+	int32_t i;
+
+	p->alt = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	p->alt_pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!p->alt || !p->alt_pos)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in twremat");
+	remat_order_opts_init(&o);
+	o.deadline = deadline;
+	REMAT_TRY(remat_order_compute(g, REMAT_ORDER_GREEDY, &o, p->alt, &peak, err));
+	if (peak >= g->no_remat_peak)
+		return REMAT_OK;
+	for (i = 0; i < g->n; i++)
+		p->alt_pos[p->alt[i]] = i;
+	p->topo[1] = p->alt;
+	p->pos[1] = p->alt_pos;
+	p->n_orders = 2;
+	return REMAT_OK;
+}
+
+/* Follow order o of step 2a: the separator lists are sorted again. */
+static void tw_use_order(struct tw_plan *p, int o)
+{
+	struct tw_tree *t = &p->t;
+	int32_t h, i;
+
+	t->topo = p->topo[o];
+	t->pos = p->pos[o];
+	for (h = 0; h < t->n; h++) {
+		int32_t lo = t->sep_off[h], hi = t->sep_off[h + 1];
+
+		if (hi - lo < 2)
+			continue;
+		for (i = lo; i < hi; i++)
+			t->sep_idx[i] = t->pos[t->sep_idx[i]];
+		qsort(t->sep_idx + lo, (size_t)(hi - lo), sizeof(int32_t), cmp_i32);
+		for (i = lo; i < hi; i++)
+			t->sep_idx[i] = t->topo[t->sep_idx[i]];
+	}
 }
 
 /* Steps 2 and 3, and what every run of step 4 shares. */
@@ -653,10 +733,13 @@ static int tw_plan_init(struct tw_plan *p, const struct remat_plan_request *req,
 	for (i = 0; i < g->n_outputs; i++)
 		if (g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
 			p->targets[p->n_targets++] = g->outputs[i];
+	p->n_orders = 1;
+	p->topo[0] = g->topo;
+	p->pos[0] = g->topo_pos;
 	rc = remat_treedec_build_limited(g, need, &lim, &p->td, err);
 	free(need);
 	if (rc == REMAT_OK)
-		rc = tw_tree_build(g, &p->td, &p->t, err);
+		rc = tw_tree_build(g, &p->td, g->topo, g->topo_pos, &p->t, err);
 	if (rc)
 		tw_plan_release(p);
 	return rc;
@@ -714,14 +797,30 @@ static void tw_strip_frees(struct remat_schedule *s)
 }
 
 /*
+ * Step 8: the keep pass (src/plan/keep_pass.c) over sched, offered too;
+ * kept receives the result.  Skipped once the deadline has passed.
+ */
+static int tw_offer_kept(struct remat_i_best *best, const struct remat_plan_request *req,
+			 const struct remat_schedule *sched, struct remat_schedule *kept,
+			 struct remat_error *err)
+{
+	if (remat_plan_expired(req))
+		return REMAT_OK;
+	REMAT_TRY(remat_i_keep_pass(req->graph, sched, req->budget, 6, kept, NULL, err));
+	return remat_i_best_offer(best, "twremat", req->graph, req->budget, kept,
+				NULL, NULL, err);
+}
+
+/*
  * Offer the compute-only order cand, then its replay within the budget
  * (src/plan/evict_replay.c) with the replay's frees dropped: the liveness pass frees no
- * later than the replay did, so the peak can only fall.  cand is left
- * explicit.  REMAT_ECANCELED when the deadline passed.
+ * later than the replay did, so the peak can only fall; and each of the
+ * two after the keep pass (step 8).  cand is left explicit.
+ * REMAT_ECANCELED when the deadline passed.
  */
 static int tw_offer(struct remat_i_best *best, const struct remat_plan_request *req,
 		    struct remat_schedule *cand, struct remat_schedule *tight,
-		    int64_t max_steps, struct remat_error *err)
+		    struct remat_schedule *kept, int64_t max_steps, struct remat_error *err)
 {
 	struct remat_error e;
 	int rc;
@@ -730,6 +829,7 @@ static int tw_offer(struct remat_i_best *best, const struct remat_plan_request *
 	rc = remat_i_evict_replay(req->graph, cand, req->budget, max_steps, req, tight, &e);
 	REMAT_TRY(remat_i_best_offer(best, "twremat", req->graph, req->budget, cand,
 				   NULL, NULL, err));
+	REMAT_TRY(tw_offer_kept(best, req, cand, kept, err));
 	if (rc == REMAT_ENOFIT)
 		return REMAT_OK;
 	if (rc) {
@@ -737,8 +837,9 @@ static int tw_offer(struct remat_i_best *best, const struct remat_plan_request *
 		return rc;
 	}
 	tw_strip_frees(tight);
-	return remat_i_best_offer(best, "twremat", req->graph, req->budget, tight,
-				NULL, NULL, err);
+	REMAT_TRY(remat_i_best_offer(best, "twremat", req->graph, req->budget, tight,
+				   NULL, NULL, err));
+	return tw_offer_kept(best, req, tight, kept, err);
 }
 
 static const struct remat_planner_option twremat_options[] = {
@@ -749,6 +850,59 @@ static const struct remat_planner_option twremat_options[] = {
 	{ NULL, NULL, NULL }
 };
 
+/*
+ * Step 6 in the order the plan follows: the candidates for k = n_bags + 1
+ * down to 1 (halving), each offered with its replay and keep passes.
+ * Progress is reported as the fraction f0 + span * (share of the k's).
+ */
+static int tw_search(struct tw_plan *p, const struct remat_plan_request *req,
+		     struct remat_i_best *best, struct remat_schedule *cand,
+		     struct remat_schedule *tight, struct remat_schedule *prev,
+		     struct remat_schedule *kept, int64_t max_steps, double t0, double f0,
+		     double span, struct remat_error *err)
+{
+	int32_t k;
+	int rc;
+
+	for (k = p->t.n + 1; k >= 1; k = k > 1 ? (k + 1) / 2 : 0) {
+		struct remat_progress pr = { "twremat", "search", -1, NAN, NAN, 0 };
+
+		if (remat_plan_expired(req))
+			break;
+		pr.fraction = f0 + span * (1.0 - log2((double)k) / log2((double)p->t.n + 2.0));
+		pr.elapsed = remat_now() - t0;
+		if (best->have)
+			pr.incumbent = best->res.cost;
+		remat_plan_progress(req, &pr);
+		rc = tw_plan_run(p, req, k, max_steps, cand, err);
+		if (rc == TW_TOO_LONG || rc == REMAT_ECANCELED)
+			break;
+		if (rc)
+			return rc;
+		/*
+		 * Neighbouring cut-offs often give the same order (always, when
+		 * one bag holds most of the graph); its replay is deterministic,
+		 * so offering it again would only repeat the work.
+		 */
+		if (k <= p->t.n && cand->n == prev->n &&
+		    (cand->n == 0 ||
+		     memcmp(cand->steps, prev->steps, sizeof(*cand->steps) * (size_t)cand->n) == 0)) {
+			if (k == 1)
+				break;
+			continue;
+		}
+		REMAT_TRY(remat_schedule_copy(prev, cand, err));
+		rc = tw_offer(best, req, cand, tight, kept, max_steps, err);
+		if (rc == REMAT_ECANCELED)
+			break;
+		if (rc)
+			return rc;
+		if (k == 1)
+			break;
+	}
+	return REMAT_OK;
+}
+
 static int twremat_plan(const struct remat_plan_request *req,
 			struct remat_schedule *out, struct remat_error *err)
 {
@@ -758,8 +912,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	struct remat_schedule cand;
 	long cutoff, max_steps_opt;
 	int64_t max_steps, def_steps;
-	struct remat_schedule tight, prev;
-	int32_t k;
+	struct remat_schedule tight, prev, kept;
 	double t0 = remat_now();
 	int rc;
 
@@ -789,6 +942,7 @@ static int twremat_plan(const struct remat_plan_request *req,
 	remat_schedule_init(&cand);
 	remat_schedule_init(&tight);
 	remat_schedule_init(&prev);
+	remat_schedule_init(&kept);
 	if (cutoff > 0) {
 		rc = tw_plan_run(&p, req, (int32_t)cutoff, max_steps, out, err);
 		if (rc == TW_TOO_LONG)
@@ -799,44 +953,21 @@ static int twremat_plan(const struct remat_plan_request *req,
 			rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: time limit reached");
 		goto done;
 	}
-	/* Step 6: k = n_bags + 1 (no recursion), then halving down to 1. */
-	for (k = p.t.n + 1; k >= 1; k = k > 1 ? (k + 1) / 2 : 0) {
-		struct remat_progress pr = { "twremat", "search", -1, NAN, NAN, 0 };
-
-		if (remat_plan_expired(req))
-			break;
-		pr.fraction = 1.0 - log2((double)k) / log2((double)p.t.n + 2.0);
-		pr.elapsed = remat_now() - t0;
-		if (best.have)
-			pr.incumbent = best.res.cost;
-		remat_plan_progress(req, &pr);
-		rc = tw_plan_run(&p, req, k, max_steps, &cand, err);
-		if (rc == TW_TOO_LONG || rc == REMAT_ECANCELED)
-			break;
+	/*
+	 * Step 6: k = n_bags + 1 (no recursion), then halving down to 1, in
+	 * the file's order, then (time permitting) in list scheduling's.
+	 */
+	rc = tw_search(&p, req, &best, &cand, &tight, &prev, &kept, max_steps, t0, 0, 0.5, err);
+	if (rc == REMAT_OK && !remat_plan_expired(req))
+		rc = tw_orders(&p, req->deadline, err);
+	if (rc)
+		goto done;
+	if (p.n_orders == 2 && !remat_plan_expired(req)) {
+		tw_use_order(&p, 1);
+		rc = tw_search(&p, req, &best, &cand, &tight, &prev, &kept, max_steps, t0, 0.5,
+			       0.5, err);
 		if (rc)
 			goto done;
-		/*
-		 * Neighbouring cut-offs often give the same order (always, when
-		 * one bag holds most of the graph); its replay is deterministic,
-		 * so offering it again would only repeat the work.
-		 */
-		if (k <= p.t.n && cand.n == prev.n &&
-		    (cand.n == 0 ||
-		     memcmp(cand.steps, prev.steps, sizeof(*cand.steps) * (size_t)cand.n) == 0)) {
-			if (k == 1)
-				break;
-			continue;
-		}
-		rc = remat_schedule_copy(&prev, &cand, err);
-		if (rc)
-			goto done;
-		rc = tw_offer(&best, req, &cand, &tight, max_steps, err);
-		if (rc == REMAT_ECANCELED)
-			break;
-		if (rc)
-			goto done;
-		if (k == 1)
-			break;
 	}
 	if (!best.have) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: %s within %lld bytes",
@@ -849,6 +980,7 @@ done:
 	remat_schedule_release(&cand);
 	remat_schedule_release(&tight);
 	remat_schedule_release(&prev);
+	remat_schedule_release(&kept);
 	remat_i_best_release(&best);
 	tw_plan_release(&p);
 	return rc;

@@ -99,21 +99,29 @@ static void test_kumar_every_heuristic(void **state)
 }
 
 /*
- * Five candidates, one allocation, a different victim per heuristic.
- * Program order (Kahn, file order): A B P C E D X, then the readers y*.
- * Clock ticks once per op: last access A 0, B 1, C 3 (P read at 3),
- * E 4, D 5; X allocates at clock 6, so staleness A 6, B 5, C 3, E 2, D 1.
- * P's only reader is C, so P is freed right after C and sits evicted
- * (class cost 10) next to C.  Memory before X: A2 B8 C4 E2 D2 = 18 =
- * budget; X needs 1, so exactly one tensor goes.
+ * Five candidates, one allocation, a victim per heuristic that tells the
+ * rules apart.  Program order (Kahn, file order): A B P C E D X, then the
+ * readers y*.  Staleness is counted in compute time, as the DTR paper and
+ * its simulator do: the clock advances by each op's cost (A 30, B 40,
+ * P 10, C 1, E 2, D 0.3), a new tensor is accessed when its op ends and
+ * an op's inputs when it starts.  Last access: A 30, B 70, P 80 (C's
+ * start), C 81, E 83, D 83.3; X allocates at 83.3, so staleness A 53.3,
+ * B 13.3, C 2.3, E 0.3, D 0 (score infinite: just used).  P's only reader
+ * is C, so P is freed right after C and sits evicted (class cost 10) next
+ * to C.  Memory before X: A2 B8 C4 E2 D2 = 18 = budget; X needs 1, so
+ * exactly one tensor goes.
  *
- *            m   c    s   dtr-local c/(ms)  dtr (c+nb)/(ms)   msps (c+nb_in)/m
- *   A        2   2    6   0.1667            0.1667            1
- *   B        8   40   5   1.0               1.0               5
- *   C        4   1    3   0.0833 <-local    11/12 = 0.9167    11/4 = 2.75
- *   E        2   0.5  2   0.125             0.125  <-dtr      0.25
- *   D        2   0.3  1   0.15              0.15              0.15 <-msps
+ *        m  c    s     dtr-local c/(ms)    dtr (c+nb)/(ms)    msps (c+nb_in)/m
+ *   A    2  30   53.3  0.2814              0.2814 <-dtr       15
+ *   B    8  40   13.3  0.3759              0.3759             5
+ *   C    4  1    2.3   0.1087 <-local      11/9.2 = 1.196     11/4 = 2.75
+ *   E    2  2    0.3   3.333               3.333              1
+ *   D    2  0.3  0     inf                 inf                0.15 <-msps
  * lru: A (oldest); largest: B.
+ *
+ * With the tick clock (one tick per op: staleness A 6, B 5, C 3, E 2,
+ * D 1), dtr would score A 2.5, B 1, C 0.917, E 0.5, D 0.15 and evict D:
+ * cost-based staleness evicts A instead.
  */
 #define HEUR_GRAPH \
 	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[" \
@@ -121,7 +129,7 @@ static void test_kumar_every_heuristic(void **state)
 	"{\"id\":\"B\",\"mem\":8,\"cost\":40%s}," \
 	"{\"id\":\"P\",\"mem\":1,\"cost\":10}," \
 	"{\"id\":\"C\",\"mem\":4,\"cost\":1,\"inputs\":[\"P\"]}," \
-	"{\"id\":\"E\",\"mem\":2,\"cost\":0.5}," \
+	"{\"id\":\"E\",\"mem\":2,\"cost\":2}," \
 	"{\"id\":\"D\",\"mem\":2,\"cost\":0.3}," \
 	"{\"id\":\"X\",\"mem\":1,\"cost\":1}," \
 	"{\"id\":\"yA\",\"mem\":1,\"inputs\":[\"A\"]}," \
@@ -161,11 +169,11 @@ static void expect_victim(struct remat_graph *g, const char *heuristic, const ch
 
 static void test_heuristic_choices(void **state)
 {
-	struct remat_graph *g = heur_graph("\"cost\":2", "");
+	struct remat_graph *g = heur_graph("\"cost\":30", "");
 
 	(void)state;
 	assert_true(g->no_remat_peak > 18);
-	expect_victim(g, "dtr", "A B P C -P E D -E X ");
+	expect_victim(g, "dtr", "A B P C -P E D -A X ");
 	expect_victim(g, "dtr-local", "A B P C -P E D -C X ");
 	expect_victim(g, "lru", "A B P C -P E D -A X ");
 	expect_victim(g, "largest", "A B P C -P E D -B X ");
@@ -173,10 +181,59 @@ static void test_heuristic_choices(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * --after-recompute.  a (4 bytes, cost 10), b1 and b2 read a (1 byte, cost
+ * 1 each), Z (6, cost 1), Z2 reads Z (1), y reads b1, b2, Z2 (1); budget 7.
+ * a is freed after b2, its last program reader.  Z needs 2 + 6: b1 goes
+ * (b2 was just used: staleness 0); Z2 needs 7 + 1: b2 goes; Z is freed
+ * after Z2.  y brings b1 back, which brings a back (1 + 4, then b1: 6).
+ * keep: a stays, b2 reads it (7); y needs one more byte and a, the only
+ * unlocked candidate, goes: recomputed a, b1, b2 = 12, cost 15 + 12 = 27.
+ * free: a goes once b1 is done and b2 brings it back again: a, b1, a, b2
+ * = 22, cost 37.  best returns keep's schedule.
+ */
+static void test_after_recompute(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"a\",\"mem\":4,\"cost\":10},"
+		"{\"id\":\"b1\",\"mem\":1,\"cost\":1,\"inputs\":[\"a\"]},"
+		"{\"id\":\"b2\",\"mem\":1,\"cost\":1,\"inputs\":[\"a\"]},"
+		"{\"id\":\"Z\",\"mem\":6,\"cost\":1},"
+		"{\"id\":\"Z2\",\"mem\":1,\"cost\":1,\"inputs\":[\"Z\"]},"
+		"{\"id\":\"y\",\"mem\":1,\"cost\":1,\"inputs\":[\"b1\",\"b2\",\"Z2\"]}]}");
+	static const char *const modes[] = { "keep", "free", "best" };
+	static const char *const want[] = {
+		"a b1 b2 -a -b1 Z -b2 Z2 -Z a b1 b2 -a y -b1 -b2 -Z2",
+		"a b1 b2 -a -b1 Z -b2 Z2 -Z a b1 -a a b2 -a y -b1 -b2 -Z2",
+		"a b1 b2 -a -b1 Z -b2 Z2 -Z a b1 b2 -a y -b1 -b2 -Z2",
+	};
+	static const double cost[] = { 27, 37, 27 };
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+	int i;
+
+	(void)state;
+	assert_int_equal(g->no_remat_peak, 9); /* at Z2: b1 b2 Z Z2 */
+	for (i = 0; i < 3; i++) {
+		struct remat_kv o = { "after-recompute", modes[i] };
+
+		remat_schedule_init(&s);
+		assert_int_equal(dtr_plan(g, 7, &o, 1, 0, &s, &r, NULL, &err), REMAT_OK);
+		assert_string_equal(tu_sched_text(g, &s), want[i]);
+		assert_true(r.feasible);
+		assert_int_equal(r.peak_mem, 7);
+		assert_true(fabs(r.cost - cost[i]) < 1e-9);
+		remat_schedule_release(&s);
+	}
+	remat_graph_free(g);
+}
+
 /* B may not be recomputed: largest takes the next largest, C (4 bytes). */
 static void test_recompute_false_never_evicted(void **state)
 {
-	struct remat_graph *g = heur_graph("\"cost\":2", ",\"recompute\":false");
+	struct remat_graph *g = heur_graph("\"cost\":30", ",\"recompute\":false");
 
 	(void)state;
 	expect_victim(g, "largest", "A B P C -P E D -C X ");
@@ -548,6 +605,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kumar_every_heuristic),
 		cmocka_unit_test(test_heuristic_choices),
+		cmocka_unit_test(test_after_recompute),
 		cmocka_unit_test(test_recompute_false_never_evicted),
 		cmocka_unit_test(test_inputs_never_evicted),
 		cmocka_unit_test(test_workspace_forces_eviction),

@@ -270,6 +270,48 @@ static void test_workspace_counts(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * A training chain of 3 layers that lists its weight gradients W3, W2
+ * last (F1 F2 F3 4 bytes, L 1, B3 B2 4, W3 W2 1; costs 1, 1, 1, 1, 2, 2,
+ * 2, 2: baseline 12).  The file's order F1 F2 F3 L B3 B2 W3 W2: B3 at
+ * 13 + 4 = 17, F3 freed (13); B2 at 17, and since W3 still reads L and
+ * F2 and W2 reads F1 and B3, all stay: W3 at 17 + 1 = 18, the no-remat
+ * peak.  At budget 17 a plan in that order must recompute (cost >= 13;
+ * twremat found 13 before it followed a second order).  The order
+ * F1 F2 F3 L B3 W3 B2 W2 computes every node once: B3 at 17, F3 freed
+ * (13); W3 at 14, L freed (13); B2 at 17, F2 freed (13); W2 at 14.
+ * Peak 17, cost 12: list scheduling finds it (step 2a).
+ */
+static void test_order_with_late_weight_gradients(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"F1\",\"kind\":\"forward\",\"mem\":4,\"cost\":1},"
+		"{\"id\":\"F2\",\"kind\":\"forward\",\"mem\":4,\"cost\":1,\"inputs\":[\"F1\"]},"
+		"{\"id\":\"F3\",\"kind\":\"forward\",\"mem\":4,\"cost\":1,\"inputs\":[\"F2\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"F3\"]},"
+		"{\"id\":\"B3\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,"
+		"\"inputs\":[\"L\",\"F2\",\"F3\"],\"grad_of\":\"F3\"},"
+		"{\"id\":\"B2\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,"
+		"\"inputs\":[\"B3\",\"F1\",\"F2\"],\"grad_of\":\"F2\"},"
+		"{\"id\":\"W3\",\"kind\":\"backward\",\"mem\":1,\"cost\":2,"
+		"\"inputs\":[\"L\",\"F2\"],\"grad_of\":\"F3\"},"
+		"{\"id\":\"W2\",\"kind\":\"backward\",\"mem\":1,\"cost\":2,"
+		"\"inputs\":[\"B3\",\"F1\"],\"grad_of\":\"F2\"}],"
+		"\"outputs\":[\"B2\",\"W3\",\"W2\"]}");
+	struct remat_schedule s;
+	struct remat_sim_result r;
+
+	(void)state;
+	remat_schedule_init(&s);
+	assert_int_equal(g->no_remat_peak, 18);
+	assert_true(g->baseline_cost == 12);
+	assert_int_equal(run(g, 17, NULL, &s, &r), REMAT_OK);
+	assert_true(r.cost == 12 && r.recomputes == 0 && r.peak_mem == 17);
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
 static void test_bad_options(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
@@ -376,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_no_fit_returns_enofit),
 		cmocka_unit_test(test_recompute_false_and_outputs_run_once),
 		cmocka_unit_test(test_workspace_counts),
+		cmocka_unit_test(test_order_with_late_weight_gradients),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_replay_kumar),
 		cmocka_unit_test(test_replay_random),

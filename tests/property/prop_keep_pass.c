@@ -1,0 +1,253 @@
+/*
+ * prop_keep_pass.c - the keep pass twremat runs after its recursion
+ * (src/plan/keep_pass.c) never makes a schedule worse.  On random DAGs
+ * (several inputs and outputs, "recompute": false nodes, zero sizes,
+ * workspaces) and random valid compute orders with recomputations (a
+ * topological order with extra computes of rematerializable nodes placed
+ * anywhere after their inputs' first computes), at limits from the lower
+ * bound to above the order's own peak:
+ *   - the result is a subsequence of the order's computes and a valid
+ *     schedule (the simulator judges it, frees by liveness);
+ *   - it costs no more than the order;
+ *   - where the order's peak is within the limit, so is the result's;
+ *   - it is deterministic.
+ * Plus a hand-worked case: a b a c with a kept (limit 4) and the second a
+ * dropped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "plan/keep_pass.h"
+
+static char *random_dag(uint64_t *st, int n)
+{
+	size_t cap = (size_t)n * (size_t)n * 12 + 4096, used = 0;
+	char *b = malloc(cap);
+	int i, j, first, n_in = 1 + (int)(tu_rand(st) % 3), outs = 0;
+
+#define OUT(...) used += (size_t)snprintf(b + used, cap - used, __VA_ARGS__)
+	OUT("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[");
+	for (i = 0; i < n; i++) {
+		OUT("%s{\"id\":\"v%d\",\"mem\":%d", i ? "," : "", i, (int)(tu_rand(st) % 9));
+		if (i < n_in) {
+			OUT(",\"kind\":\"input\"}");
+			continue;
+		}
+		if (tu_rand(st) % 6 == 0)
+			OUT(",\"workspace\":%d", (int)(tu_rand(st) % 12));
+		if (tu_rand(st) % 8 == 0)
+			OUT(",\"recompute\":false");
+		OUT(",\"cost\":%d,\"inputs\":[", (int)(tu_rand(st) % 4));
+		first = 1;
+		for (j = 0; j < i; j++)
+			if (j == i - 1 || tu_rand(st) % 100 < 25) {
+				OUT("%s\"v%d\"", first ? "" : ",", j);
+				first = 0;
+			}
+		OUT("]}");
+	}
+	OUT("],\"outputs\":[\"v%d\"", n - 1);
+	for (i = 0; i < n - 1; i++)
+		if (tu_rand(st) % 10 == 0 && outs++ < 3)
+			OUT(",\"v%d\"", i);
+	OUT("]}");
+#undef OUT
+	return b;
+}
+
+/*
+ * A valid compute order: the topological order of the non-input nodes,
+ * and up to extra recomputations of rematerializable non-output nodes, each placed
+ * at a random position after every input's first compute (the liveness
+ * pass keeps an input's latest value until its last read).
+ */
+static void random_order(const struct remat_graph *g, uint64_t *st, int extra,
+			 struct remat_schedule *s)
+{
+	int32_t *seq = malloc(sizeof(int32_t) * (size_t)(g->n + extra + 1));
+	int32_t *first = malloc(sizeof(int32_t) * (size_t)(g->n + 1));
+	int32_t m = 0, i, j, e;
+	struct remat_error err;
+
+	for (i = 0; i < g->n; i++) {
+		int32_t v = g->topo[i];
+
+		first[v] = -1;
+		if (g->kind[v] != REMAT_KIND_INPUT)
+			seq[m++] = v;
+	}
+	for (e = 0; e < extra; e++) {
+		int32_t v = (int32_t)(tu_rand(st) % (uint64_t)g->n), lo = 0, pos;
+
+		if (g->kind[v] == REMAT_KIND_INPUT || !g->recompute[v] || g->is_output[v])
+			continue; /* an output stays resident: computing it again is invalid */
+		for (i = 0; i < g->n; i++)
+			first[i] = -1;
+		for (i = 0; i < m; i++)
+			if (first[seq[i]] < 0)
+				first[seq[i]] = i;
+		for (j = g->in_off[v]; j < g->in_off[v + 1]; j++) {
+			int32_t u = g->in_idx[j];
+
+			if (g->kind[u] != REMAT_KIND_INPUT && first[u] + 1 > lo)
+				lo = first[u] + 1;
+		}
+		pos = lo + (int32_t)(tu_rand(st) % (uint64_t)(m - lo + 1));
+		memmove(seq + pos + 1, seq + pos, sizeof(int32_t) * (size_t)(m - pos));
+		seq[pos] = v;
+		m++;
+	}
+	remat_schedule_clear(s);
+	for (i = 0; i < m; i++)
+		assert_int_equal(remat_schedule_push(s, REMAT_OP_COMPUTE, seq[i], &err), REMAT_OK);
+	free(seq);
+	free(first);
+}
+
+static void simulate(const struct remat_graph *g, const struct remat_schedule *s,
+		     struct remat_sim_result *r)
+{
+	struct remat_schedule x;
+	struct remat_error err;
+
+	remat_schedule_init(&x);
+	assert_int_equal(remat_liveness(g, s, &x, &err), REMAT_OK);
+	assert_int_equal(remat_simulate(g, &x, INT64_MAX, NULL, r, &err), REMAT_OK);
+	remat_schedule_release(&x);
+}
+
+/* Is a's computes a subsequence of b's? */
+static int subsequence(const struct remat_schedule *a, const struct remat_schedule *b)
+{
+	int64_t i = 0, j;
+
+	for (j = 0; j < b->n && i < a->n; j++)
+		if (a->steps[i].node == b->steps[j].node)
+			i++;
+	return i == a->n;
+}
+
+static int n_fits, n_dropped;
+
+static void check(const struct remat_graph *g, const struct remat_schedule *order,
+		  int64_t limit, int gi)
+{
+	struct remat_schedule out, again;
+	struct remat_sim_result ro, rk;
+	struct remat_error err;
+	int64_t dropped = -1;
+
+	remat_schedule_init(&out);
+	remat_schedule_init(&again);
+	simulate(g, order, &ro);
+	if (!ro.valid)
+		fail_msg("graph %d: the random order is invalid: %s", gi, ro.error);
+	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, &out, &dropped, &err), REMAT_OK);
+	simulate(g, &out, &rk);
+	if (!rk.valid)
+		fail_msg("graph %d, limit %lld: invalid result: %s", gi, (long long)limit, rk.error);
+	if (!subsequence(&out, order))
+		fail_msg("graph %d: the result is not a subsequence of the order", gi);
+	assert_int_equal(order->n - out.n, dropped);
+	if (rk.cost > ro.cost + 1e-9)
+		fail_msg("graph %d, limit %lld: cost %g > the order's %g", gi, (long long)limit,
+			 rk.cost, ro.cost);
+	if (ro.peak_mem <= limit) {
+		n_fits++;
+		if (rk.peak_mem > limit)
+			fail_msg("graph %d, limit %lld: peak %lld over the limit the order met "
+				 "(%lld)", gi, (long long)limit, (long long)rk.peak_mem,
+				 (long long)ro.peak_mem);
+	}
+	if (dropped > 0)
+		n_dropped++;
+	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, &again, NULL, &err), REMAT_OK);
+	assert_int_equal(again.n, out.n);
+	assert_memory_equal(again.steps, out.steps, sizeof(*out.steps) * (size_t)out.n);
+	remat_schedule_release(&out);
+	remat_schedule_release(&again);
+}
+
+static void prop_random(void **state)
+{
+	uint64_t st = 0x6b656570ull;
+	int gi;
+
+	(void)state;
+	for (gi = 0; gi < 300; gi++) {
+		char *json = random_dag(&st, 3 + (int)(tu_rand(&st) % 14));
+		struct remat_graph *g = tu_graph(json);
+		struct remat_schedule order;
+		struct remat_sim_result r;
+		int t;
+
+		remat_schedule_init(&order);
+		random_order(g, &st, (int)(tu_rand(&st) % (uint64_t)(2 * g->n + 1)), &order);
+		simulate(g, &order, &r);
+		for (t = 0; t < 6; t++) {
+			int64_t lo = g->min_peak_lower_bound, hi = r.peak_mem + 4, limit;
+
+			limit = t == 0 ? r.peak_mem :
+				lo + (int64_t)(tu_rand(&st) % (uint64_t)(hi - lo + 1));
+			check(g, &order, limit, gi);
+		}
+		remat_schedule_release(&order);
+		remat_graph_free(g);
+		free(json);
+	}
+	/* The properties were exercised, not vacuous. */
+	assert_true(n_fits >= 300);
+	assert_true(n_dropped >= 100);
+}
+
+/*
+ * a (2 bytes, cost 5), b and c read a (1 byte each, outputs); order
+ * a b a c.  Limit 4: after b, a's first instance ends but stays as a
+ * candidate (3 bytes held); the second a finds it resident and is dropped:
+ * a b c, cost 5 + 0 + 0 = 5 (b and c cost 0), peak 4 (at c: a b c).  The
+ * order itself frees a after b and peaks at 4 too (b a c).
+ */
+static void test_hand(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"a\",\"mem\":2,\"cost\":5},"
+		"{\"id\":\"b\",\"mem\":1,\"cost\":0,\"inputs\":[\"a\"]},"
+		"{\"id\":\"c\",\"mem\":1,\"cost\":0,\"inputs\":[\"a\"]}],"
+		"\"outputs\":[\"b\",\"c\"]}");
+	struct remat_schedule order, out;
+	struct remat_sim_result r;
+	struct remat_error err;
+	int64_t dropped;
+	int32_t a = 0, b = 1, c = 2;
+
+	(void)state;
+	remat_schedule_init(&order);
+	remat_schedule_init(&out);
+	assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE, a, &err), REMAT_OK);
+	assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE, b, &err), REMAT_OK);
+	assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE, a, &err), REMAT_OK);
+	assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE, c, &err), REMAT_OK);
+	simulate(g, &order, &r);
+	assert_true(r.cost == 10 && r.peak_mem == 4);
+	assert_int_equal(remat_i_keep_pass(g, &order, 4, 6, &out, &dropped, &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &out), "a b c");
+	assert_int_equal(dropped, 1);
+	simulate(g, &out, &r);
+	assert_true(r.cost == 5 && r.peak_mem == 4);
+	remat_schedule_release(&order);
+	remat_schedule_release(&out);
+	remat_graph_free(g);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hand),
+		cmocka_unit_test(prop_random),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
