@@ -28,7 +28,7 @@ fi
 if [ -d ../shared/benchmarks/published ]; then
   graphs+=(../shared/benchmarks/published)
 fi
-args=(bench "${graphs[@]}" --planners "${PLANNERS:-none,chen,chen-greedy,rotor,twremat,greedy,dtr,mincut}"
+args=(bench "${graphs[@]}" --planners "${PLANNERS:-none,chen,chen-greedy,rotor,rockmate,twremat,greedy,dtr,mincut}"
       --budgets 100%,90%,80%,70%,50%,30% --time-limit 30 --jobs "${JOBS:-2}" -q
       --baseline bench/data/baseline.json)
 case "${1:-}" in

@@ -140,6 +140,24 @@ struct remat_chain {
 int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 		      struct remat_error *err);
 
+/*
+ * Views remat_chain_build_ex() can take.  REMAT_CHAIN_PLAIN leaves out
+ * rules 1b and 1's static values: every node is its own memory object
+ * and every forward node is on the chain or off it by rule 4, as cuts
+ * were found before aliasing was seen through.  It cuts graphs with
+ * aliases less finely, but its stages hold each value's own size, which
+ * on some graphs (VGG's in-place ReLUs) lets a chain planner fit where
+ * the objects' view does not; the chain planners plan on both
+ * (src/plan/stage_plan.c) and keep the better.
+ */
+enum remat_chain_view {
+	REMAT_CHAIN_OBJECTS = 0,  /* the default: rules 1 to 6 as above */
+	REMAT_CHAIN_PLAIN = 1
+};
+
+int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view,
+			 struct remat_chain **out, struct remat_error *err);
+
 void remat_chain_free(struct remat_chain *c);
 
 /*

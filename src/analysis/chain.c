@@ -528,7 +528,8 @@ static void find_aliases(const struct remat_graph *g, struct remat_chain *c)
 }
 
 /* Steps 1 and 2: needed nodes, backward part, forward part, targets. */
-static void classify(const struct remat_graph *g, struct remat_chain *c, struct work *w)
+static void classify(const struct remat_graph *g, struct remat_chain *c, struct work *w,
+		     int statics)
 {
 	int32_t n = g->n, i, k, v;
 	int have_loss = 0, have_out = 0;
@@ -563,7 +564,7 @@ static void classify(const struct remat_graph *g, struct remat_chain *c, struct 
 	for (v = 0; v < n && !(w->fwdpart[v] && w->reach_in[v] && is_target(g, v, have_loss,
 									    have_out)); v++)
 		;
-	if (v < n) {
+	if (v < n && statics) {
 		for (v = 0; v < n; v++) {
 			if (!w->fwdpart[v] || w->reach_in[v])
 				continue;
@@ -994,6 +995,12 @@ static int measure_stages(const struct remat_graph *g, struct remat_chain *c)
 int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 		      struct remat_error *err)
 {
+	return remat_chain_build_ex(g, REMAT_CHAIN_OBJECTS, out, err);
+}
+
+int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view,
+			 struct remat_chain **out, struct remat_error *err)
+{
 	struct remat_chain *c = calloc(1, sizeof(*c));
 	struct work w;
 	int32_t v, n_sep = 0, n_seg, L;
@@ -1008,8 +1015,13 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
 		if (g->kind[v] == REMAT_KIND_INPUT)
 			c->input_mem += g->mem[v];
 	/* Steps 1 to 6. */
-	find_aliases(g, c);
-	classify(g, c, &w);
+	if (view == REMAT_CHAIN_PLAIN) {
+		for (v = 0; v < g->n; v++)
+			c->alias_of[v] = v;
+	} else {
+		find_aliases(g, c);
+	}
+	classify(g, c, &w, view != REMAT_CHAIN_PLAIN);
 	find_separators(g, c, &w, &n_sep);
 	c->n_separators = n_sep;
 	n_seg = assign_segments(g, c, &w, n_sep);

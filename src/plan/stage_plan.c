@@ -213,6 +213,75 @@ int remat_i_chen_ops(int32_t L, const int32_t *starts, int32_t nseg,
 	return REMAT_OK;
 }
 
+/* The private option remat_i_chain_views() sets for its second run. */
+#define VIEW_OPTION "chain-view"
+
+static enum remat_chain_view chain_view_of(const struct remat_plan_request *req)
+{
+	const char *v = remat_opt_get(req, VIEW_OPTION);
+
+	return v && strcmp(v, "plain") == 0 ? REMAT_CHAIN_PLAIN : REMAT_CHAIN_OBJECTS;
+}
+
+int remat_i_chain_views(const struct remat_plan_request *req, const char *planner,
+			int (*plan)(const struct remat_plan_request *req,
+				    struct remat_schedule *out, struct remat_error *err),
+			struct remat_schedule *out, struct remat_error *err)
+{
+	const struct remat_graph *g = req->graph;
+	struct remat_plan_request sub = *req;
+	struct remat_kv *kv = NULL;
+	struct remat_chain *c = NULL;
+	struct remat_i_best best;
+	struct remat_error e2;
+	int rc, rc2, differ, kept;
+
+	rc = plan(req, out, err);
+	if ((rc != REMAT_OK && rc != REMAT_ENOFIT) || g->n_backward == 0 ||
+	    remat_plan_expired(req))
+		return rc;
+	/* The plain view differs only where the objects' view saw objects. */
+	REMAT_TRY(remat_chain_build(g, &c, err));
+	differ = c->n_aliases > 0 || c->n_static > 0;
+	remat_chain_free(c);
+	if (!differ)
+		return rc;
+	kv = malloc(sizeof(*kv) * ((size_t)req->n_options + 1));
+	if (!kv)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	if (req->n_options)
+		memcpy(kv, req->options, sizeof(*kv) * (size_t)req->n_options);
+	kv[req->n_options].key = VIEW_OPTION;
+	kv[req->n_options].value = "plain";
+	sub.options = kv;
+	sub.n_options = req->n_options + 1;
+	remat_i_best_init(&best);
+	remat_error_clear(&e2);
+	kept = 0;
+	if (rc == REMAT_OK)
+		rc = remat_i_best_offer(&best, planner, g, req->budget, out, NULL, &kept, err);
+	if (rc == REMAT_OK || rc == REMAT_ENOFIT) {
+		struct remat_schedule s2;
+
+		remat_schedule_init(&s2);
+		rc2 = plan(&sub, &s2, &e2);
+		if (rc2 == REMAT_OK)
+			rc2 = remat_i_best_offer(&best, planner, g, req->budget, &s2, NULL, NULL,
+						 &e2);
+		remat_schedule_release(&s2);
+		if (rc2 != REMAT_OK && rc2 != REMAT_ENOFIT && rc2 != REMAT_ECANCELED) {
+			rc = rc2; /* out of memory, or a bug: not to be hidden */
+			*err = e2;
+		} else if (best.have) {
+			remat_schedule_clear(out);
+			rc = remat_i_best_take(&best, out, err);
+		}
+	}
+	remat_i_best_release(&best);
+	free(kv);
+	return rc;
+}
+
 int remat_i_chain_run_start(struct remat_i_chain_run *r,
 			    const struct remat_plan_request *req, const char *planner,
 			    struct remat_error *err)
@@ -227,7 +296,7 @@ int remat_i_chain_run_start(struct remat_i_chain_run *r,
 	remat_schedule_init(&r->tmp);
 	if (g->n_backward == 0)
 		return REMAT_OK;
-	REMAT_TRY(remat_chain_build(g, &r->chain, err));
+	REMAT_TRY(remat_chain_build_ex(g, chain_view_of(req), &r->chain, err));
 	if (r->chain->n_stages == 0) {
 		remat_chain_free(r->chain);
 		r->chain = NULL;

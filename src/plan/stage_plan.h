@@ -100,7 +100,20 @@ struct remat_i_chain_run {
 	int offered;                 /* schedules offered */
 };
 
-/* Start: the chain view (not for inference graphs). */
+/*
+ * Run a chain planner's plan on the chain view (REMAT_CHAIN_OBJECTS) and,
+ * when the graph has aliases or static values, again on the plain view
+ * (remat/chain.h), each schedule judged by the simulator; out gets the
+ * better.  A chain planner's .plan is this around its own function.
+ * When neither view gives a schedule, the first run's status and message
+ * stand.
+ */
+int remat_i_chain_views(const struct remat_plan_request *req, const char *planner,
+			int (*plan)(const struct remat_plan_request *req,
+				    struct remat_schedule *out, struct remat_error *err),
+			struct remat_schedule *out, struct remat_error *err);
+
+/* Start: the chain view (not for inference graphs; req picks the view). */
 int remat_i_chain_run_start(struct remat_i_chain_run *r,
 			    const struct remat_plan_request *req, const char *planner,
 			    struct remat_error *err);

@@ -90,7 +90,7 @@ int32_t remat_i_chen_greedy_starts(const struct remat_chain *c, double B, int32_
 	return n;
 }
 
-static int chen_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+static int chen_plan_view(const struct remat_plan_request *req, struct remat_schedule *out,
 		     struct remat_error *err)
 {
 	struct remat_i_chain_run run;
@@ -122,6 +122,12 @@ done:
 	return remat_i_chain_run_finish(&run, rc, out, err);
 }
 
+static int chen_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+		struct remat_error *err)
+{
+	return remat_i_chain_views(req, "chen", chen_plan_view, out, err);
+}
+
 /* Segmentations already tried (a small set: at most ~40 budgets B). */
 struct seen {
 	int32_t *starts[64];
@@ -145,7 +151,7 @@ static int seen_before(struct seen *sn, const int32_t *starts, int32_t nseg)
 	return 0;
 }
 
-static int chen_greedy_plan(const struct remat_plan_request *req,
+static int chen_greedy_plan_view(const struct remat_plan_request *req,
 			    struct remat_schedule *out, struct remat_error *err)
 {
 	struct remat_i_chain_run run;
@@ -205,6 +211,12 @@ done:
 	free(starts);
 	remat_i_cops_release(&ops);
 	return remat_i_chain_run_finish(&run, rc, out, err);
+}
+
+static int chen_greedy_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+		struct remat_error *err)
+{
+	return remat_i_chain_views(req, "chen-greedy", chen_greedy_plan_view, out, err);
 }
 
 const struct remat_planner remat_i_planner_chen = {

@@ -1099,7 +1099,7 @@ done:
 	return rc;
 }
 
-static int rockmate_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+static int rockmate_plan_view(const struct remat_plan_request *req, struct remat_schedule *out,
 			 struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
@@ -1201,6 +1201,12 @@ done:
 	scratch_release(&sc);
 	remat_i_rotor_chain_release(&ch);
 	return remat_i_chain_run_finish(&run, rc, out, err);
+}
+
+static int rockmate_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+		struct remat_error *err)
+{
+	return remat_i_chain_views(req, "rockmate", rockmate_plan_view, out, err);
 }
 
 const struct remat_planner remat_i_planner_rockmate = {

@@ -852,7 +852,7 @@ static int32_t gs_end_first(int32_t n, int32_t G)
 /* The tables may take at most this many bytes; longer chains get fewer groups. */
 #define ROTOR_TABLE_CAP ((double)(1u << 30))
 
-static int rotor_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+static int rotor_plan_view(const struct remat_plan_request *req, struct remat_schedule *out,
 		      struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
@@ -968,6 +968,12 @@ done:
 	remat_i_cops_release(&prev);
 	remat_i_cops_release(&ops);
 	return remat_i_chain_run_finish(&run, rc, out, err);
+}
+
+static int rotor_plan(const struct remat_plan_request *req, struct remat_schedule *out,
+		struct remat_error *err)
+{
+	return remat_i_chain_views(req, "rotor", rotor_plan_view, out, err);
 }
 
 const struct remat_planner remat_i_planner_rotor = {

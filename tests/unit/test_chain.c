@@ -297,6 +297,18 @@ static void test_aliases(void **state)
 	assert_int_equal(c->n_static, 0);
 	assert_int_equal(c->input_mem, 4);
 	remat_chain_free(c);
+	/* The plain view (no objects) is the old sweep: separators a1, c1, L. */
+	{
+		struct remat_error err;
+
+		assert_int_equal(remat_chain_build_ex(g, REMAT_CHAIN_PLAIN, &c, &err), REMAT_OK);
+		assert_int_equal(c->n_aliases, 0);
+		assert_int_equal(c->alias_of[remat_graph_find(g, "a2")], remat_graph_find(g, "a2"));
+		assert_int_equal(c->n_separators, 3);
+		assert_int_equal(c->n_stages, 2);
+		assert_string_equal(stage_ids(g, c, 0, 0), "a1");
+		remat_chain_free(c);
+	}
 	remat_graph_free(g);
 }
 
