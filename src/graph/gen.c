@@ -350,6 +350,23 @@ out:
 	return rc;
 }
 
+/*
+ * Edges expected from steps 2 and 3 (consecutive layers at density p,
+ * plus the skip edges' share), to refuse a graph too large to make.
+ */
+#define REMAT_GEN_MAX_EDGES 5e7
+
+static double expected_edges(const struct layered *G, const struct remat_gen_layered_opts *o)
+{
+	double e = 0;
+	int32_t l;
+
+	for (l = 1; l < G->L; l++)
+		e += (double)LSIZE(G, l) * (double)LSIZE(G, l + 1) * o->edge_density;
+	e += G->n; /* the edge every node gets at least */
+	return e / (1.0 - o->skip_density);
+}
+
 /* Step 3: skip edges. */
 static int skip_edges(struct layered *G, double sd, struct rng *r)
 {
@@ -489,8 +506,23 @@ int remat_gen_layered(const struct remat_gen_layered_opts *o,
 	G.n = o->n;
 	G.set.mask = 1023;
 	G.set.slot = calloc(G.set.mask + 1, sizeof(uint64_t));
-	rc = (!G.set.slot || make_layers(&G, o, &r) ||
-	      consecutive_edges(&G, o->edge_density, &r) ||
+	rc = !G.set.slot || make_layers(&G, o, &r) ? -1 : 0;
+	if (rc == 0) {
+		double e = expected_edges(&G, o);
+
+		if (e > REMAT_GEN_MAX_EDGES) {
+			/* Refuse before spending minutes and gigabytes on it. */
+			double fit = o->edge_density * 1e7 / e;
+
+			rc = REMAT_FAIL(err, REMAT_EUSAGE, "a layered graph of %lld nodes at edge "
+					"density %g would have about %.0f million edges, more than "
+					"the %.0f million remat gen makes; give --edge-density %.2g "
+					"or less (about 10 million)", (long long)o->n,
+					o->edge_density, e / 1e6, REMAT_GEN_MAX_EDGES / 1e6, fit);
+			goto release;
+		}
+	}
+	rc = (rc || consecutive_edges(&G, o->edge_density, &r) ||
 	      skip_edges(&G, o->skip_density, &r)) ? -1 : 0;
 	/* Step 4: source and sink. */
 	for (v = G.lstart ? G.lstart[1] : 0; rc == 0 && v < G.lstart[2]; v++)
@@ -501,6 +533,7 @@ int remat_gen_layered(const struct remat_gen_layered_opts *o,
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	else
 		rc = emit_layered(&G, o, &r, out, err);
+release:
 	free(G.lstart);
 	free(G.layer);
 	free(G.eu);
