@@ -551,6 +551,16 @@ static int64_t spill(struct dtr *d)
 }
 
 /* Compute v now that its inputs are resident and locked (steps 2-4). */
+
+/* A cost for a message: %g below 10^6, whole units above (no exponent). */
+static void cost_text(double c, char *buf, size_t size)
+{
+	if (c < 1e6)
+		snprintf(buf, size, "%g", c);
+	else
+		snprintf(buf, size, "%.0f", c);
+}
+
 static int compute(struct dtr *d, int32_t v)
 {
 	const struct remat_graph *g = d->g;
@@ -590,12 +600,17 @@ static int compute(struct dtr *d, int32_t v)
 		uf_detach(d, v);
 		d->recomputes++;
 		d->remat_cost += g->cost[v];
-		if (d->remat_cost > d->max_remat_cost * (1 + 1e-12))
+		if (d->remat_cost > d->max_remat_cost * (1 + 1e-12)) {
+			char a[32], b[32];
+
+			cost_text(d->remat_cost, a, sizeof(a));
+			cost_text(d->max_remat_cost, b, sizeof(b));
 			return REMAT_FAIL(d->err, REMAT_ENOFIT,
 					  "dtr: recomputing '%s' takes the recomputation cost to "
-					  "%g, over the thrash limit of %g (--max-overhead times "
-					  "the baseline cost)", g->id[v], d->remat_cost,
-					  d->max_remat_cost);
+					  "%s %s, over the thrash limit of %s %s (--max-overhead "
+					  "times the baseline cost)", g->id[v], a, g->cost_unit, b,
+					  g->cost_unit);
+		}
 		if (d->recomputes > d->max_recomputes)
 			return REMAT_FAIL(d->err, REMAT_ENOFIT,
 					  "dtr: more than %lld recomputations (the thrash limit "

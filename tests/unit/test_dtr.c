@@ -364,7 +364,7 @@ static void test_thrash_limit(void **state)
 	remat_schedule_init(&s);
 	assert_int_equal(dtr_run(g, 3, NULL, "0.2", &s, &r, &err), REMAT_OK);
 	assert_int_equal(dtr_run(g, 3, NULL, "0.19", &s, &r, &err), REMAT_ENOFIT);
-	assert_non_null(strstr(err.msg, "recomputation cost to 1, over the thrash limit of 0.95"));
+	assert_non_null(strstr(err.msg, "recomputation cost to 1 unit, over the thrash limit of 0.95 unit"));
 	assert_int_equal(dtr_run(g, 3, NULL, "0", &s, &r, &err), REMAT_ENOFIT);
 	/* The no-remat peak needs no recompute, whatever the limit. */
 	assert_int_equal(dtr_run(g, 4, NULL, "0", &s, &r, &err), REMAT_OK);
