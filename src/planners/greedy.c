@@ -488,9 +488,12 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 	int64_t peak, peak2;
 	int32_t node, node2;
 	char pk[32], bu[32];
-	int rc = greedy_round(req, out, err, 0, &peak, &node), rc2;
+	long rounds;
+	int rc, rc2;
 
-	if (rc == REMAT_OK && peak > req->budget) {
+	REMAT_TRY(remat_opt_int(req, "rounds", 2, 1, 2, &rounds, err));
+	rc = greedy_round(req, out, err, 0, &peak, &node);
+	if (rc == REMAT_OK && peak > req->budget && rounds == 2) {
 		/* Round 1 does not fit: the walk again, with blocks. */
 		rc2 = greedy_round(req, out, err, 1, &peak2, &node2);
 		if (rc2 == REMAT_OK && peak2 <= req->budget)
@@ -512,6 +515,16 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 				  rc2 == REMAT_ECANCELED ? " (the time limit ran out during the "
 				  "second round, with blocks)" : "");
 	}
+	if (rc == REMAT_OK && peak > req->budget) {
+		remat_schedule_clear(out);
+		remat_format_bytes(peak, pk, sizeof(pk));
+		remat_format_bytes(req->budget, bu, sizeof(bu));
+		return REMAT_FAIL(err, REMAT_ENOFIT,
+				  "greedy: memory reaches %s (%lld bytes) %s%s%s, over the budget of "
+				  "%s, with nothing left there to rematerialize", pk, (long long)peak,
+				  node < 0 ? "at the start" : "at '", node < 0 ? "" : g->id[node],
+				  node < 0 ? "" : "'", bu);
+	}
 	if (rc == REMAT_ECANCELED) {
 		/* Out of time (the runner still offers the no-remat order). */
 		remat_schedule_clear(out);
@@ -521,11 +534,17 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 	return rc;
 }
 
+static const struct remat_planner_option greedy_options[] = {
+	{ "rounds", "N", "1: XLA's rules only; 2: when they end over the budget, a second "
+	  "walk with blocks (default 2)" },
+	{ NULL, NULL, NULL }
+};
+
 const struct remat_planner remat_i_planner_greedy = {
 	.name = "greedy",
 	.summary = "XLA-style greedy rematerialization (the GreedyRemat baseline of Kumar et "
 		   "al. 2019)",
 	.flags = REMAT_PLANNER_AUTO,
-	.options = NULL,
+	.options = greedy_options,
 	.plan = greedy_plan,
 };
