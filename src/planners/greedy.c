@@ -44,6 +44,7 @@
  *    chain, round 1 can only drop every other value (about half the
  *    memory); round 2 drops two of three.  Round 2 runs only when round 1
  *    ends over the budget, so a schedule round 1 fits is returned as is.
+ *    Option --rounds 1 stops after round 1.
  * 5. If round 2 is over the budget too, or the time limit runs out
  *    (checked every 4096 items), REMAT_ENOFIT naming the lower peak of
  *    the two; round 1 out of time at a budget that covers the no-remat

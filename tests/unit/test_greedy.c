@@ -302,6 +302,24 @@ static void test_second_round_blocks(void **state)
 	remat_graph_free(g);
 }
 
+/* --rounds 1: XLA's rules alone, on the same chain (above): over at b4 at 5, round 1 at 6. */
+static void test_rounds_one(void **state)
+{
+	struct remat_graph *g = tu_graph(CHAIN4);
+	static const struct remat_kv one[] = { { "rounds", "1" } };
+	struct tu_plan t = { .planner = "greedy", .opts = one, .n_opts = 1, .seed = 1 };
+
+	(void)state;
+	assert_int_equal(tu_plan_run(g, 5, &t), REMAT_ENOFIT);
+	assert_non_null(strstr(t.err.msg, "(6 bytes) at 'b4'"));
+	assert_int_equal(tu_plan_run(g, 6, &t), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &t.s),
+			    "f1 f2 f3 f4 loss -f1 b4 -loss -f4 b3 -b4 -f3 f1 b2 -b3 -f2 b1 -b2 -x -f1");
+	assert_true(t.res.cost == 10.0);
+	tu_plan_release(&t);
+	remat_graph_free(g);
+}
+
 /*
  * A deadline already past: the walk stops at its next check (every 4096
  * items).  At a budget that covers the no-remat peak the topological
@@ -348,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_inputs_must_be_resident),
 		cmocka_unit_test(test_denylist),
 		cmocka_unit_test(test_second_round_blocks),
+		cmocka_unit_test(test_rounds_one),
 		cmocka_unit_test(test_deadline),
 	};
 
