@@ -242,6 +242,85 @@ static void test_denylist(void **state)
 }
 
 /*
+ * The training chain x -> f1 -> f2 -> f3 -> f4 -> loss -> b4 -> ... -> b1
+ * (b_i reads b_(i+1) or loss, f_(i-1) or x, f_i), 1 byte and cost 1
+ * each; no-remat peak 7 (at b4), baseline cost 9.
+ * Budget 6, round 1 fits: loss needs 6, fits; b4 needs 7: f1 (next use
+ * b2) goes; f1 again before b2.  One recomputation, cost 10; the second
+ * round does not run.
+ * Budget 5, round 1 (XLA's rules): loss needs 6: f1 and f2 qualify, the
+ * earlier, f1, goes (5).  b4 needs 6: f3, f4, loss are its inputs, f2's
+ * input f1 is gone: nothing qualifies, over at 'b4' (6 bytes).
+ * Round 2 (blocks): the same up to b4; now f2 qualifies, since its
+ * missing input f1 can be recomputed from x: f2 goes, to come back before
+ * b3 with f1 in front of it.  b4 at 5; loss and f4 die (x f3 b4 = 3).
+ * Before b3: f1 (4), f2 (5), f1 goes again (its next use is b2, where its
+ * own recomputation waits); b3 at 5; b4 and f3 die.  Before b2: f1 (4);
+ * b2 at 5; b1 at 4.  Recomputed f1, f2, f1: cost 12, peak 5.  Budget 4:
+ * b4 alone needs x f3 f4 loss b4 = 5, so no fit, with round 1's 6 bytes
+ * or round 2's 5 as the lowest peak reached: 5.
+ */
+#define CHAIN4 \
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[" \
+	"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1}," \
+	"{\"id\":\"f1\",\"mem\":1,\"inputs\":[\"x\"]}," \
+	"{\"id\":\"f2\",\"mem\":1,\"inputs\":[\"f1\"]}," \
+	"{\"id\":\"f3\",\"mem\":1,\"inputs\":[\"f2\"]}," \
+	"{\"id\":\"f4\",\"mem\":1,\"inputs\":[\"f3\"]}," \
+	"{\"id\":\"loss\",\"mem\":1,\"inputs\":[\"f4\"]}," \
+	"{\"id\":\"b4\",\"mem\":1,\"inputs\":[\"loss\",\"f3\",\"f4\"]}," \
+	"{\"id\":\"b3\",\"mem\":1,\"inputs\":[\"b4\",\"f2\",\"f3\"]}," \
+	"{\"id\":\"b2\",\"mem\":1,\"inputs\":[\"b3\",\"f1\",\"f2\"]}," \
+	"{\"id\":\"b1\",\"mem\":1,\"inputs\":[\"b2\",\"x\",\"f1\"]}],\"outputs\":[\"b1\"]}"
+
+static void test_second_round_blocks(void **state)
+{
+	struct remat_graph *g = tu_graph(CHAIN4);
+	struct remat_schedule s;
+	struct remat_sim_result r;
+	struct remat_error err;
+
+	(void)state;
+	remat_schedule_init(&s);
+	assert_int_equal(g->no_remat_peak, 7);
+	assert_int_equal(greedy(g, 6, &s, &r, &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &s),
+			    "f1 f2 f3 f4 loss -f1 b4 -loss -f4 b3 -b4 -f3 f1 b2 -b3 -f2 b1 -b2 -x -f1");
+	assert_int_equal(r.recomputes, 1);
+	assert_true(r.cost == 10.0);
+	assert_int_equal(r.peak_mem, 6);
+	assert_int_equal(greedy(g, 5, &s, &r, &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &s),
+			    "f1 f2 f3 f4 -f1 loss -f2 b4 -loss -f4 f1 f2 -f1 b3 -b4 -f3 "
+			    "f1 b2 -b3 -f2 b1 -b2 -x -f1");
+	assert_int_equal(r.recomputes, 3);
+	assert_true(r.cost == 12.0);
+	assert_int_equal(r.peak_mem, 5);
+	assert_int_equal(greedy(g, 4, &s, &r, &err), REMAT_ENOFIT);
+	assert_non_null(strstr(err.msg, "(5 bytes) at '"));
+	remat_schedule_release(&s);
+	remat_graph_free(g);
+}
+
+/* --rounds 1: XLA's rules alone, on the same chain (above): over at b4 at 5, round 1 at 6. */
+static void test_rounds_one(void **state)
+{
+	struct remat_graph *g = tu_graph(CHAIN4);
+	static const struct remat_kv one[] = { { "rounds", "1" } };
+	struct tu_plan t = { .planner = "greedy", .opts = one, .n_opts = 1, .seed = 1 };
+
+	(void)state;
+	assert_int_equal(tu_plan_run(g, 5, &t), REMAT_ENOFIT);
+	assert_non_null(strstr(t.err.msg, "(6 bytes) at 'b4'"));
+	assert_int_equal(tu_plan_run(g, 6, &t), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &t.s),
+			    "f1 f2 f3 f4 loss -f1 b4 -loss -f4 b3 -b4 -f3 f1 b2 -b3 -f2 b1 -b2 -x -f1");
+	assert_true(t.res.cost == 10.0);
+	tu_plan_release(&t);
+	remat_graph_free(g);
+}
+
+/*
  * A deadline already past: the walk stops at its next check (every 4096
  * items).  At a budget that covers the no-remat peak the topological
  * order is returned instead of nothing (it fits by definition: the chain
@@ -286,6 +365,8 @@ int main(void)
 		cmocka_unit_test(test_moves_on_then_enofit),
 		cmocka_unit_test(test_inputs_must_be_resident),
 		cmocka_unit_test(test_denylist),
+		cmocka_unit_test(test_second_round_blocks),
+		cmocka_unit_test(test_rounds_one),
 		cmocka_unit_test(test_deadline),
 	};
 
