@@ -868,16 +868,19 @@ static int option_schedule(const struct remat_graph *g, const struct remat_chain
 /*
  * The drop set a block schedule of bg implies: the droppable forward
  * nodes of stage s not resident when its first backward node runs.
- * Written to sc->cand; returns their count.
+ * Written to sc->cand; returns their count, -1 when out of memory.
  */
 static int32_t schedule_drops(const struct remat_graph *g, const struct remat_chain *c,
 			      int32_t s, const int32_t *map, const struct remat_graph *bg,
 			      const struct remat_schedule *sched, struct rk_scratch *sc)
 {
 	const struct remat_stage *st = &c->stages[s];
-	uint8_t *res = sc->dropm;     /* bg's residency, in g->n + 1 bytes of scratch */
+	uint8_t *res = calloc((size_t)bg->n + 1, 1);   /* bg's residency */
 	int64_t t;
 	int32_t i, nd = 0;
+
+	if (!res)
+		return -1;
 
 	for (t = 0; t < sched->n; t++) {
 		int32_t v = sched->steps[t].node;
@@ -892,7 +895,7 @@ static int32_t schedule_drops(const struct remat_graph *g, const struct remat_ch
 		if (droppable(g, c, s, v) && !res[map[v]])
 			sc->cand[nd++] = v;
 	}
-	memset(res, 0, (size_t)bg->n);
+	free(res);
 	return nd;
 }
 
@@ -1040,13 +1043,17 @@ static int milp_options(const struct remat_graph *g, const struct remat_chain *c
 		sub.report = &rep;
 		sr = block_solve(&sub, best >= 0 ? &sch[best] : NULL, &res, err);
 		mp->solved++;
-		if (sr == REMAT_ENOMEM) {
-			rc = sr;
+		if (sr == REMAT_ENOMEM || sr == REMAT_EINTERNAL) {
+			rc = sr;   /* out of memory, or a bug: not to be hidden */
 			break;
 		}
 		if (sr)
 			continue;   /* no answer in time: the fast options stand */
 		nd = schedule_drops(g, c, s, map, bg, &res, sc);
+		if (nd < 0) {
+			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+			break;
+		}
 		i = o->n;
 		rc = add_option(g, c, s, sc->cand, nd, unit, cap, first, o, sc);
 		mp->improved += o->n > i;
