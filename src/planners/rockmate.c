@@ -677,6 +677,8 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 /* ---- options from the exact MILP on the block alone ---- */
 
 static int by_int(const void *pa, const void *pb);
+static void progress(const struct remat_plan_request *req, const char *phase, double f,
+		     double best);
 
 /* Largest block (forward + backward nodes) given to the MILP. */
 #define RK_MILP_MAX_NODES 600
@@ -969,6 +971,7 @@ static int milp_options(const struct remat_graph *g, const struct remat_chain *c
 		return REMAT_OK;   /* nothing it may leave out: one option only */
 	remat_schedule_init(&tmp);
 	remat_schedule_init(&res);
+	progress(mp->req, "milp", (double)s / c->n_stages, NAN);
 	hold = 0;
 	if (mp->hold)
 		for (i = 0; i < st->n_fwd + st->n_bwd; i++) {
