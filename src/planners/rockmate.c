@@ -38,6 +38,23 @@
  *    remat_i_rk_block_classes()) are recognised and their options built
  *    once: a repeat takes the first one's, node for node by position
  *    (each still measured on its own block).
+ *    With --milp-levels N (default 0: off), each distinct block with
+ *    something to leave out is also solved alone by Checkmate's exact
+ *    MILP (block_graph(): its nodes, the values it reads as inputs, its
+ *    values read outside as outputs) at N budgets from the block's lower
+ *    bound up to its fast options' largest, each warm-started from the
+ *    cheapest fast option within it (else from the LP's rounding), within
+ *    --block-time seconds per block (all blocks at most 30% of the time
+ *    left); what the answer does not keep at the start of the backward
+ *    becomes an option, measured by the same replay (the MILP's own
+ *    recomputation order is not kept: an option is a kept set).  With
+ *    --milp-target kept (the default) the budgets bound what the block
+ *    keeps from its forward to its backward, rk-Rotor's xb: a node of W
+ *    bytes (more than the whole block) lives from the forward's end to a
+ *    size-0 marker every backward node reads, so the budget W + x bounds
+ *    the kept bytes by x and leaves the rest free; "peak" bounds the
+ *    block's own peak.  On gpt2_small, resnet101 and regnet_x_3_2gf at
+ *    90/70/50% they changed no plan (bench/RESULTS.md), hence off.
  * 5. rk-Rotor (rockmate.h): Rotor's recurrence, with its held variant, and
  *    the least over the options wherever a block runs F_all (or F_held)
  *    and B; backtrack at internal
@@ -46,10 +63,10 @@
  *    within budget (at most 256 plans, or until the model's cost cannot
  *    beat the best).
  *
- * Not done (see README): the paper's per-block options come from an
- * exact MILP on the block at a grid of memory levels; here they come from
- * the ranking of step 4 alone, so within a block the choice of what to
- * recompute is a heuristic.  rk-Rotor has no release variant (Rotor's
+ * Not done (see README): the paper's per-block options are the MILP's
+ * schedules; here an option is a kept set whose backward recomputes each
+ * dropped node before its first reader, so a MILP answer is used through
+ * its kept set only, and the MILP options are off by default (step 4).  rk-Rotor has no release variant (Rotor's
  * plans of step 3 have it).
  *
  * Complexity: step 3 is rotor's; step 4 is O(levels (n + e)); step 5 is
@@ -64,6 +81,8 @@
 #include "remat/chain.h"
 #include "plan/stage_plan.h"
 #include "plan/best.h"
+#include "plan/checkmate_model.h"
+#include "remat/sim.h"
 #include "planners/rotor.h"
 #include "planners/rockmate.h"
 
@@ -655,6 +674,408 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 	return 0;
 }
 
+/* ---- options from the exact MILP on the block alone ---- */
+
+static int by_int(const void *pa, const void *pb);
+static void progress(const struct remat_plan_request *req, const char *phase, double f,
+		     double best);
+
+/* Largest block (forward + backward nodes) given to the MILP. */
+#define RK_MILP_MAX_NODES 600
+
+struct rk_milp {
+	long levels;                  /* budgets per block; 0: no MILP options */
+	double block_time;            /* seconds per block; 0: the default */
+	int hold;                     /* levels of kept memory rather than of peak */
+	double until;                 /* no solve past this remat_now() value; 0: none */
+	const struct remat_plan_request *req;
+	int32_t solved, improved;     /* MILP solves run, options they added */
+};
+
+/*
+ * The block alone: stage s's forward and backward nodes (ids "n<index>",
+ * added in g's topological order, so the block's order is g's), every
+ * outside value they read as an input (the block input, resident values,
+ * the gradient flowing in), and as outputs the nodes g reads outside the
+ * block or declares outputs.  map[v] gets v's index in the block graph
+ * for every v added (the caller resets it to -1 afterwards).
+ */
+static int block_graph(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+		       int64_t hold, int32_t *map, struct rk_scratch *sc,
+		       struct remat_graph **out, struct remat_error *err)
+{
+	static const char hold_id[] = "h", mark_id[] = "m";
+	int32_t last_fwd = -1;
+	int marked = 0;
+	const struct remat_stage *st = &c->stages[s];
+	struct remat_graph_builder *b = NULL;
+	int32_t n = st->n_fwd + st->n_bwd, i, k, nl = 0, ni;
+	char (*ids)[16] = NULL;
+	const char **ins = NULL;
+	int rc;
+
+	*out = NULL;
+	ids = malloc(sizeof(*ids) * (size_t)(g->n + 1));
+	ins = malloc(sizeof(*ins) * (size_t)(g->n + 1));
+	if (!ids || !ins) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		goto done;
+	}
+	rc = remat_builder_new("rockmate block", &b, err);
+	if (rc)
+		goto done;
+	/* The block's nodes by topological position (seq as scratch). */
+	for (i = 0; i < n; i++) {
+		int32_t v = i < st->n_fwd ? c->fwd[st->fwd_off + i]
+			: c->bwd[st->bwd_off + i - st->n_fwd];
+
+		sc->seq[nl++] = g->topo_pos[v];
+		sc->mark[v] = 1;
+	}
+	qsort(sc->seq, (size_t)nl, sizeof(int32_t), by_int);
+	/* The outside values read: inputs of the block graph. */
+	for (i = 0; i < nl && rc == REMAT_OK; i++) {
+		int32_t v = g->topo[sc->seq[i]];
+
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && rc == REMAT_OK; k++) {
+			int32_t u = g->in_idx[k];
+			struct remat_node_spec sp;
+
+			if (sc->mark[u])
+				continue;
+			sc->mark[u] = 2;
+			memset(&sp, 0, sizeof(sp));
+			snprintf(ids[u], sizeof(ids[u]), "n%d", (int)u);
+			sp.id = ids[u];
+			sp.kind = REMAT_KIND_INPUT;
+			sp.mem = g->mem[u];
+			sp.cost = 0;
+			rc = remat_builder_add(b, &sp, err);
+		}
+	}
+	for (i = 0; i < nl && rc == REMAT_OK; i++) {
+		int32_t v = g->topo[sc->seq[i]], out_v = g->is_output[v];
+		struct remat_node_spec sp;
+
+		memset(&sp, 0, sizeof(sp));
+		ni = 0;
+		if (hold > 0 && c->is_bwd[v] && last_fwd >= 0) {
+			/*
+			 * The hold: W bytes after the forward's last node, read
+			 * by a size-0 marker that every backward node reads.
+			 */
+			sp.id = hold_id;
+			sp.kind = REMAT_KIND_FORWARD;
+			sp.mem = hold;
+			sp.cost = 0;
+			sp.inputs = ins;
+			sp.n_inputs = 1;
+			ins[0] = ids[last_fwd];
+			rc = remat_builder_add(b, &sp, err);
+			sp.id = mark_id;
+			sp.kind = REMAT_KIND_BACKWARD;
+			sp.mem = 0;
+			ins[0] = hold_id;
+			if (rc == REMAT_OK)
+				rc = remat_builder_add(b, &sp, err);
+			if (rc)
+				break;
+			memset(&sp, 0, sizeof(sp));
+			last_fwd = -1;
+			marked = 1;
+		}
+		if (marked && c->is_bwd[v])
+			ins[ni++] = mark_id;
+		if (!c->is_bwd[v])
+			last_fwd = v;
+		snprintf(ids[v], sizeof(ids[v]), "n%d", (int)v);
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (sc->mark[u] == 1)
+				snprintf(ids[u], sizeof(ids[u]), "n%d", (int)u);
+			ins[ni++] = ids[u];
+		}
+		sp.id = ids[v];
+		sp.kind = (enum remat_kind)g->kind[v];
+		sp.mem = g->mem[v];
+		sp.workspace = g->workspace[v];
+		sp.cost = g->cost[v];
+		sp.recompute = g->recompute[v];
+		sp.inputs = ins;
+		sp.n_inputs = ni;
+		rc = remat_builder_add(b, &sp, err);
+		for (k = g->use_off[v]; k < g->use_off[v + 1] && !out_v; k++)
+			out_v = c->stage_of[g->use_idx[k]] != s;
+		if (rc == REMAT_OK && out_v)
+			rc = remat_builder_add_output(b, ids[v], err);
+	}
+	if (rc == REMAT_OK) {
+		remat_builder_outputs_given(b);
+		rc = remat_builder_finish(b, out, err);
+		b = NULL;
+	}
+	for (i = 0; i < nl; i++) {
+		int32_t v = g->topo[sc->seq[i]];
+
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			sc->mark[g->in_idx[k]] = 0;
+		sc->mark[v] = 0;
+	}
+	for (i = 0; rc == REMAT_OK && i < (*out)->n; i++)
+		if ((*out)->id[i][0] == 'n')
+			map[strtol((*out)->id[i] + 1, NULL, 10)] = i;
+done:
+	if (b)
+		remat_builder_free(b);
+	free(ids);
+	free(ins);
+	return rc;
+}
+
+/*
+ * The block schedule of option k of stage s (in the block graph bg,
+ * map: g's index to bg's): the forward in order, then the option's
+ * backward sequence, frees by the liveness pass.
+ */
+static int option_schedule(const struct remat_graph *g, const struct remat_chain *c,
+			   int32_t s, const struct rk_options *o, int32_t k,
+			   const int32_t *map, const struct remat_graph *bg,
+			   struct rk_scratch *sc, struct remat_schedule *tmp,
+			   struct remat_schedule *out, struct remat_error *err)
+{
+	const struct remat_stage *st = &c->stages[s];
+	int32_t i, nseq;
+	int rc = REMAT_OK;
+
+	remat_schedule_clear(tmp);
+	for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
+		rc = remat_schedule_push(tmp, REMAT_OP_COMPUTE, map[c->fwd[st->fwd_off + i]], err);
+	if (rc == REMAT_OK && remat_graph_find(bg, "h") >= 0)
+		rc = remat_schedule_push(tmp, REMAT_OP_COMPUTE, remat_graph_find(bg, "h"), err);
+	if (rc == REMAT_OK && remat_graph_find(bg, "m") >= 0)
+		rc = remat_schedule_push(tmp, REMAT_OP_COMPUTE, remat_graph_find(bg, "m"), err);
+	for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
+		sc->dropm[o->drop[i]] = 1;
+	nseq = remat_chain_option_seq(g, c, s, sc->dropm, sc->mark, sc->stack, sc->seq);
+	for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
+		sc->dropm[o->drop[i]] = 0;
+	for (i = 0; i < nseq && rc == REMAT_OK; i++)
+		rc = remat_schedule_push(tmp, REMAT_OP_COMPUTE, map[sc->seq[i]], err);
+	if (rc == REMAT_OK)
+		rc = remat_liveness(bg, tmp, out, err);
+	return rc;
+}
+
+/*
+ * The drop set a block schedule of bg implies: the droppable forward
+ * nodes of stage s not resident when its first backward node runs.
+ * Written to sc->cand; returns their count, -1 when out of memory.
+ */
+static int32_t schedule_drops(const struct remat_graph *g, const struct remat_chain *c,
+			      int32_t s, const int32_t *map, const struct remat_graph *bg,
+			      const struct remat_schedule *sched, struct rk_scratch *sc)
+{
+	const struct remat_stage *st = &c->stages[s];
+	uint8_t *res = calloc((size_t)bg->n + 1, 1);   /* bg's residency */
+	int64_t t;
+	int32_t i, nd = 0;
+
+	if (!res)
+		return -1;
+
+	for (t = 0; t < sched->n; t++) {
+		int32_t v = sched->steps[t].node;
+
+		if (sched->steps[t].op == REMAT_OP_COMPUTE && bg->kind[v] == REMAT_KIND_BACKWARD)
+			break;
+		res[v] = sched->steps[t].op == REMAT_OP_COMPUTE;
+	}
+	for (i = 0; i < st->n_fwd; i++) {
+		int32_t v = c->fwd[st->fwd_off + i];
+
+		if (droppable(g, c, s, v) && !res[map[v]])
+			sc->cand[nd++] = v;
+	}
+	free(res);
+	return nd;
+}
+
+/*
+ * Checkmate's MILP on the block graph sub->graph at sub->budget, as
+ * remat_i_checkmate_improve() runs it, from the incumbent (may be NULL
+ * or over the budget) or else from the rounding of its LP relaxation
+ * (half of the solve's time at most), so that levels below every fast
+ * option start from a schedule too.  REMAT_ENOFIT: nothing found.
+ */
+static int block_solve(const struct remat_plan_request *sub,
+		       const struct remat_schedule *incumbent, struct remat_schedule *out,
+		       struct remat_error *err)
+{
+	struct remat_i_cm cm;
+	struct remat_i_cm_sol inc, tmp;
+	struct remat_i_cm_opts o;
+	double now = remat_now();
+	int rc, have = 0;
+
+	REMAT_TRY(remat_i_cm_opts_read(sub, &o, err));
+	REMAT_TRY(remat_i_cm_init(&cm, sub->graph, sub->budget, (int)o.max_computes, err));
+	memset(&tmp, 0, sizeof(tmp));
+	memset(&inc, 0, sizeof(inc));
+	rc = remat_i_cm_check_size(&cm, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_cm_sol_init(&cm, &inc, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_cm_sol_init(&cm, &tmp, err);
+	if (rc == REMAT_OK && incumbent)
+		rc = remat_i_cm_offer(&cm, incumbent, &tmp, &inc, &have, err);
+	if (rc == REMAT_OK && !have)
+		rc = remat_i_checkmate_lp_warm(sub, &cm, now + 0.5 * (sub->deadline - now), &inc,
+					       &have, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_cm_solve(sub, &cm, &o, &inc, have, out, err);
+	remat_i_cm_sol_release(&tmp);
+	remat_i_cm_sol_release(&inc);
+	remat_i_cm_release(&cm);
+	return rc;
+}
+
+/*
+ * Step 4c for stage s, whose fast options are o->off[s] .. o->n - 1:
+ * the block alone (block_graph()) solved by Checkmate's MILP at
+ * mp->levels budgets evenly spaced between the least and the largest
+ * block peak of those options, each warm-started from the cheapest
+ * option that fits it; every MILP answer's kept set becomes an option
+ * (measured like the others; dominated ones are not added).  A block the
+ * MILP cannot take (too large, out of time, no answer) keeps its fast
+ * options.  map: g->n entries of -1, returned so.
+ */
+static int milp_options(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
+			struct rk_milp *mp, int64_t unit, int32_t cap, struct rk_options *o,
+			struct rk_scratch *sc, int32_t *map, struct remat_error *err)
+{
+	const struct remat_stage *st = &c->stages[s];
+	struct remat_graph *bg = NULL;
+	struct remat_schedule tmp, *sch = NULL, res;
+	int64_t *peak = NULL, lo = -1, hi = -1, floor_b, hold;
+	double *cost = NULL, per;
+	int32_t first = o->off[s], nk = o->n - first, k, i, t;
+	int rc;
+
+	if (mp->levels <= 0 || st->n_fwd + st->n_bwd > RK_MILP_MAX_NODES || nk <= 0 ||
+	    remat_plan_expired(mp->req) || (mp->until > 0 && remat_now() >= mp->until))
+		return REMAT_OK;
+	for (i = 0; i < st->n_fwd && !droppable(g, c, s, c->fwd[st->fwd_off + i]); i++)
+		;
+	if (i == st->n_fwd)
+		return REMAT_OK;   /* nothing it may leave out: one option only */
+	remat_schedule_init(&tmp);
+	remat_schedule_init(&res);
+	progress(mp->req, "milp", (double)s / c->n_stages, NAN);
+	hold = 0;
+	if (mp->hold)
+		for (i = 0; i < st->n_fwd + st->n_bwd; i++) {
+			int32_t v = i < st->n_fwd ? c->fwd[st->fwd_off + i]
+				: c->bwd[st->bwd_off + i - st->n_fwd];
+
+			hold += g->mem[v];
+			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+				if (c->stage_of[g->in_idx[k]] != s)
+					hold += g->mem[g->in_idx[k]];
+		}
+	rc = block_graph(g, c, s, hold, map, sc, &bg, err);
+	if (rc == REMAT_ENOMEM)
+		goto done;
+	if (rc) {
+		rc = REMAT_OK;   /* not a graph of its own: no MILP options */
+		goto done;
+	}
+	sch = calloc((size_t)nk, sizeof(*sch));
+	peak = malloc(sizeof(int64_t) * (size_t)nk);
+	cost = malloc(sizeof(double) * (size_t)nk);
+	if (!sch || !peak || !cost) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+		goto done;
+	}
+	for (k = 0; k < nk && rc == REMAT_OK; k++) {
+		struct remat_sim_result r;
+
+		remat_schedule_init(&sch[k]);
+		rc = option_schedule(g, c, s, o, first + k, map, bg, sc, &tmp, &sch[k], err);
+		if (rc == REMAT_OK)
+			rc = remat_simulate(bg, &sch[k], -1, NULL, &r, err);
+		if (rc)
+			break;
+		peak[k] = r.valid ? r.peak_mem : -1;
+		cost[k] = r.cost;
+		if (r.valid && (lo < 0 || r.peak_mem < lo))
+			lo = r.peak_mem;
+		if (r.valid && r.peak_mem > hi)
+			hi = r.peak_mem;
+	}
+	if (rc || lo < 0)
+		goto done;
+	floor_b = bg->min_peak_lower_bound < lo ? bg->min_peak_lower_bound : lo;
+	per = (mp->block_time > 0 ? mp->block_time : 1.0) / (double)mp->levels;
+	for (t = 0; t < mp->levels && rc == REMAT_OK; t++) {
+		struct remat_plan_request sub;
+		struct remat_plan_report rep;
+		int64_t b = floor_b + (hi - floor_b) * t / mp->levels;
+		int32_t best = -1, nd;
+		int sr;
+
+		if (remat_plan_expired(mp->req))
+			break;
+		for (k = 0; k < nk; k++)
+			if (peak[k] >= 0 && peak[k] <= b && (best < 0 || cost[k] < cost[best]))
+				best = k;
+		memset(&sub, 0, sizeof(sub));
+		remat_plan_report_init(&rep);
+		sub.graph = bg;
+		sub.budget = b;
+		sub.time_limit = per;
+		sub.deadline = remat_now() + per;
+		if (mp->until > 0 && sub.deadline > mp->until)
+			sub.deadline = mp->until;
+		if (mp->req->deadline > 0 && sub.deadline > mp->req->deadline)
+			sub.deadline = mp->req->deadline;
+		if (sub.deadline <= remat_now())
+			break;
+		sub.stop = mp->req->stop;
+		sub.seed = mp->req->seed;
+		sub.report = &rep;
+		sr = block_solve(&sub, best >= 0 ? &sch[best] : NULL, &res, err);
+		mp->solved++;
+		if (sr == REMAT_ENOMEM || sr == REMAT_EINTERNAL) {
+			rc = sr;   /* out of memory, or a bug: not to be hidden */
+			break;
+		}
+		if (sr)
+			continue;   /* no answer in time: the fast options stand */
+		nd = schedule_drops(g, c, s, map, bg, &res, sc);
+		if (nd < 0) {
+			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+			break;
+		}
+		i = o->n;
+		rc = add_option(g, c, s, sc->cand, nd, unit, cap, first, o, sc);
+		mp->improved += o->n > i;
+	}
+done:
+	for (i = 0; bg && i < bg->n; i++)
+		if (bg->id[i][0] == 'n')
+			map[strtol(bg->id[i] + 1, NULL, 10)] = -1;
+	for (k = 0; sch && k < nk; k++)
+		remat_schedule_release(&sch[k]);
+	free(sch);
+	free(peak);
+	free(cost);
+	remat_schedule_release(&tmp);
+	remat_schedule_release(&res);
+	remat_graph_free(bg);
+	return rc;
+}
+
 /* ---- identical blocks ---- */
 
 struct sig {
@@ -804,31 +1225,41 @@ static int copy_options(const struct remat_graph *g, const struct remat_chain *c
 }
 
 static int build_options(const struct remat_graph *g, const struct remat_chain *c,
-			 long levels, long exh, int64_t unit, int32_t cap, struct rk_options *o,
-			 struct rk_scratch *sc, struct remat_error *err)
+			 long levels, long exh, struct rk_milp *mp, int64_t unit, int32_t cap,
+			 struct rk_options *o, struct rk_scratch *sc, struct remat_error *err)
 {
-	int32_t s, L = c->n_stages, *cls;
-	int bad = 0;
+	int32_t s, L = c->n_stages, *cls, *map, i;
+	int bad = 0, rc = REMAT_OK;
 
 	memset(o, 0, sizeof(*o));
 	o->off = malloc(sizeof(int32_t) * ((size_t)L + 1));
 	cls = malloc(sizeof(int32_t) * ((size_t)L + 1));
-	if (!o->off || !cls || options_grow(o, 0)) {
+	map = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!o->off || !cls || !map || options_grow(o, 0)) {
 		free(cls);
+		free(map);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	}
+	for (i = 0; i < g->n; i++)
+		map[i] = -1;
 	o->drop_off[0] = 0;
 	o->distinct = remat_i_rk_block_classes(g, c, cls);
 	bad = o->distinct < 0;
-	for (s = 0; s < L && !bad; s++) {
+	for (s = 0; s < L && !bad && rc == REMAT_OK; s++) {
 		o->off[s] = o->n;
-		if (cls[s] != s)
+		if (cls[s] != s) {
 			bad = copy_options(g, c, s, cls[s], unit, cap, o, sc);
-		else
+		} else {
 			bad = stage_options(g, c, s, levels, exh, unit, cap, o, sc);
+			if (!bad)
+				rc = milp_options(g, c, s, mp, unit, cap, o, sc, map, err);
+		}
 		o->off[s + 1] = o->n;
 	}
 	free(cls);
+	free(map);
+	if (rc)
+		return rc;
 	if (bad)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 	return REMAT_OK;
@@ -975,6 +1406,12 @@ static const struct remat_planner_option rockmate_options[] = {
 	  "t/N of what it may recompute (default 4)" },
 	{ "exhaustive", "N", "also try every subset of a block's N cheapest "
 	  "recomputations (at most 16), keeping the cheapest at each level (default 0: off)" },
+	{ "milp-levels", "N", "also solve each distinct block alone by Checkmate's MILP at N "
+	  "memory levels, each answer's kept set an option (default 0: off)" },
+	{ "milp-target", "peak|kept", "what the MILP levels bound: the block's peak, or what "
+	  "it keeps from its forward to its backward (default kept)" },
+	{ "block-time", "S", "seconds of MILP per distinct block (default 1, and all blocks "
+	  "together at most 30% of the time left)" },
 	{ "slots", "N", "memory slots the budget is cut into (default 500)" },
 	{ "max-stages", "N", "largest number of blocks planned (default 200)" },
 	{ NULL, NULL, NULL }
@@ -1111,6 +1548,7 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	struct rk_scratch sc;
 	int32_t *gs = NULL, L, k, M, Mtab;
 	long slots, max_stages, levels, exh;
+	struct rk_milp mp;
 	int64_t mtop, unit, x0;
 	int rc, tried_rotor = 0, tried_rk = 0, won_rk = 0;
 
@@ -1125,6 +1563,20 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 		rc = remat_opt_int(req, "levels", 4, 1, 64, &levels, err);
 	if (rc == REMAT_OK)
 		rc = remat_opt_int(req, "exhaustive", 0, 0, 16, &exh, err);
+	memset(&mp, 0, sizeof(mp));
+	mp.req = req;
+	if (rc == REMAT_OK)
+		rc = remat_opt_int(req, "milp-levels", 0, 0, 64, &mp.levels, err);
+	if (rc == REMAT_OK) {
+		const char *tg = remat_opt_get(req, "milp-target");
+
+		if (tg && strcmp(tg, "peak") != 0 && strcmp(tg, "kept") != 0)
+			rc = REMAT_FAIL(err, REMAT_EUSAGE, "option '--milp-target': expected "
+					"'peak' or 'kept', got '%s'", tg);
+		mp.hold = !tg || strcmp(tg, "kept") == 0;
+	}
+	if (rc == REMAT_OK)
+		rc = remat_opt_double(req, "block-time", 0, 0, 1e6, &mp.block_time, err);
 	if (rc)
 		return rc;
 	rc = remat_i_chain_run_start(&run, req, "rockmate", err);
@@ -1171,7 +1623,9 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
-	rc = build_options(g, c, levels, exh, unit, Mtab + 1, &o, &sc, err);
+	if (req->deadline > 0 && mp.block_time <= 0)
+		mp.until = remat_now() + 0.3 * fmax(req->deadline - remat_now(), 0);
+	rc = build_options(g, c, levels, exh, &mp, unit, Mtab + 1, &o, &sc, err);
 	if (rc)
 		goto done;
 
@@ -1191,9 +1645,10 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 		goto done;
 	if (req->report)
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "%d blocks (%d distinct), %d options, %d slots of %lld bytes; %d rotor "
-			 "plans, %d rk-Rotor plans simulated (%d improved the best)", (int)L,
-			 (int)o.distinct, (int)o.n,
+			 "%d blocks (%d distinct), %d options (%d from %d MILP solves), %d slots "
+			 "of %lld bytes; %d rotor plans, %d rk-Rotor plans simulated (%d "
+			 "improved the best)", (int)L, (int)o.distinct, (int)o.n,
+			 (int)mp.improved, (int)mp.solved,
 			 (int)M, (long long)unit, tried_rotor, tried_rk, won_rk);
 done:
 	free(gs);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "exhaustive.h"
 #include "planners/rockmate.h"
 
 static int32_t rnd(uint64_t *rs, int32_t lo, int32_t hi)
@@ -259,6 +260,24 @@ static void test_options_exhaustive(void **state)
 	}
 }
 
+/* The graph of test_planner_by_hand (below). */
+static const char HAND[] = "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+	"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+	"{\"id\":\"a\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]},"
+	"{\"id\":\"t\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"a\"]},"
+	"{\"id\":\"s\",\"kind\":\"forward\",\"mem\":1,\"cost\":10,\"inputs\":[\"a\"]},"
+	"{\"id\":\"h\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"t\",\"s\",\"a\"]},"
+	"{\"id\":\"b\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"h\"]},"
+	"{\"id\":\"k\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"b\",\"h\"]},"
+	"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"k\"]},"
+	"{\"id\":\"gk\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"L\",\"b\"],\"grad_of\":\"k\"},"
+	"{\"id\":\"gb\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gk\",\"h\"],\"grad_of\":\"b\"},"
+	"{\"id\":\"gh\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gb\",\"t\",\"s\"],\"grad_of\":\"h\"},"
+	"{\"id\":\"gs\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"s\"},"
+	"{\"id\":\"gt\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"t\"},"
+	"{\"id\":\"ga\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gt\",\"gs\",\"x\"],\"grad_of\":\"a\"}"
+	"],\"outputs\":[\"ga\"]}";
+
 /*
  * The planner end to end, by hand.  Stages (chain view): {a}, {t s h},
  * {b k L}; in the middle block t is big and cheap (8 bytes, cost 1), s
@@ -274,23 +293,7 @@ static void test_options_exhaustive(void **state)
  */
 static void test_planner_by_hand(void **state)
 {
-	const char *json = "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
-		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
-		"{\"id\":\"a\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]},"
-		"{\"id\":\"t\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"a\"]},"
-		"{\"id\":\"s\",\"kind\":\"forward\",\"mem\":1,\"cost\":10,\"inputs\":[\"a\"]},"
-		"{\"id\":\"h\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"t\",\"s\",\"a\"]},"
-		"{\"id\":\"b\",\"kind\":\"forward\",\"mem\":8,\"cost\":1,\"inputs\":[\"h\"]},"
-		"{\"id\":\"k\",\"kind\":\"forward\",\"mem\":1,\"cost\":1,\"inputs\":[\"b\",\"h\"]},"
-		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"k\"]},"
-		"{\"id\":\"gk\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"L\",\"b\"],\"grad_of\":\"k\"},"
-		"{\"id\":\"gb\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gk\",\"h\"],\"grad_of\":\"b\"},"
-		"{\"id\":\"gh\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gb\",\"t\",\"s\"],\"grad_of\":\"h\"},"
-		"{\"id\":\"gs\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"s\"},"
-		"{\"id\":\"gt\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gh\",\"a\"],\"grad_of\":\"t\"},"
-		"{\"id\":\"ga\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"gt\",\"gs\",\"x\"],\"grad_of\":\"a\"}"
-		"],\"outputs\":[\"ga\"]}";
-	struct remat_graph *g = tu_graph(json);
+	struct remat_graph *g = tu_graph(HAND);
 	struct remat_sim_result r;
 
 	(void)state;
@@ -378,6 +381,103 @@ static void test_block_classes(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * The MILP's options (--milp-levels) on the graph of
+ * test_planner_by_hand.  With --levels 1 the fast options of the middle
+ * block are "keep all" and "keep neither t nor s", and rockmate costs 33
+ * at 14 bytes (above).  The block alone, with "kept" levels: what it may
+ * keep at the start of its backward beside a (its input), gb (the
+ * gradient in) and h (read outside) is t (8) and s (1); at the levels
+ * below 9 kept bytes the cheapest answer leaves out t alone (cost 1, s
+ * costs 10), so "do not keep t" is an option and rockmate reaches the
+ * optimum of the whole graph at 14 bytes, found here by brute force (23).
+ * With "peak" levels every option of the block peaks at 13 (its forward
+ * at h, its backward at gh), so the MILP has nothing cheaper to offer.
+ */
+static void test_milp_options_by_hand(void **state)
+{
+	struct remat_graph *g = tu_graph(HAND);
+	/* A generous time per block: the MILP proves these tiny blocks at once. */
+	struct remat_kv kept[] = { { "levels", "1" }, { "milp-levels", "4" },
+				   { "block-time", "60" } };
+	struct remat_kv peak[] = { { "levels", "1" }, { "milp-levels", "4" },
+				   { "milp-target", "peak" } };
+	struct remat_sim_result r;
+	double opt = exhaustive_min_cost_in_order(g, 14);
+
+	(void)state;
+	assert_true(opt == 23);
+	assert_int_equal(tu_plan(g, "rockmate", 14, kept, 3, TU_MUST_FIT, &r), REMAT_OK);
+	assert_true(r.cost == opt);
+	assert_int_equal(tu_plan(g, "rockmate", 14, peak, 3, TU_MUST_FIT, &r), REMAT_OK);
+	assert_true(r.cost == 33);
+	remat_graph_free(g);
+}
+
+/*
+ * Options are only ever added: at every budget from the least rockmate
+ * fits in to the no-remat peak, on the by-hand graph and on a chain of
+ * four equal layers with a static mask, rockmate with the MILP's options
+ * (either target, one or two fast levels) fits wherever it does without
+ * them and costs no more, and never less than the brute-force optimum.
+ */
+static void test_milp_options_never_worse(void **state)
+{
+	const char *layers = "{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":4},"
+		"{\"id\":\"k\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"p1\",\"kind\":\"forward\",\"mem\":6,\"cost\":1,\"inputs\":[\"x\",\"k\"]},"
+		"{\"id\":\"h1\",\"kind\":\"forward\",\"mem\":4,\"cost\":4,\"inputs\":[\"p1\"]},"
+		"{\"id\":\"p2\",\"kind\":\"forward\",\"mem\":6,\"cost\":1,\"inputs\":[\"h1\",\"k\"]},"
+		"{\"id\":\"h2\",\"kind\":\"forward\",\"mem\":4,\"cost\":4,\"inputs\":[\"p2\"]},"
+		"{\"id\":\"p3\",\"kind\":\"forward\",\"mem\":6,\"cost\":1,\"inputs\":[\"h2\",\"k\"]},"
+		"{\"id\":\"h3\",\"kind\":\"forward\",\"mem\":4,\"cost\":4,\"inputs\":[\"p3\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"h3\"]},"
+		"{\"id\":\"g3\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"L\",\"p3\"],\"grad_of\":\"h3\"},"
+		"{\"id\":\"q3\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"g3\",\"p3\",\"k\"],\"grad_of\":\"p3\"},"
+		"{\"id\":\"g2\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"q3\",\"p2\"],\"grad_of\":\"h2\"},"
+		"{\"id\":\"q2\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"g2\",\"p2\",\"k\"],\"grad_of\":\"p2\"},"
+		"{\"id\":\"g1\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"q2\",\"p1\"],\"grad_of\":\"h1\"},"
+		"{\"id\":\"q1\",\"kind\":\"backward\",\"mem\":4,\"cost\":2,\"inputs\":[\"g1\",\"p1\",\"k\",\"x\"],\"grad_of\":\"p1\"}"
+		"],\"outputs\":[\"q1\"]}";
+	const char *json[2] = { HAND, layers };
+	const char *lv[2] = { "1", "2" }, *tg[2] = { "kept", "peak" };
+	int gi, li, ti, fits = 0;
+
+	(void)state;
+	for (gi = 0; gi < 2; gi++) {
+		struct remat_graph *g = tu_graph(json[gi]);
+		int64_t b;
+
+		for (b = g->min_peak_lower_bound; b <= g->no_remat_peak; b++) {
+			double opt = exhaustive_min_cost_in_order(g, b);
+
+			for (li = 0; li < 2; li++) {
+				struct remat_kv off[] = { { "levels", lv[li] } };
+				struct remat_sim_result r0, r1;
+				int rc0 = tu_plan(g, "rockmate", b, off, 1, TU_ANY_STATUS, &r0);
+
+				for (ti = 0; ti < 2; ti++) {
+					struct remat_kv on[] = { { "levels", lv[li] },
+								 { "milp-levels", "4" },
+								 { "milp-target", tg[ti] } };
+					int rc1 = tu_plan(g, "rockmate", b, on, 3, TU_ANY_STATUS, &r1);
+
+					if (rc0 != REMAT_OK || !r0.feasible)
+						continue;
+					fits++;
+					assert_int_equal(rc1, REMAT_OK);
+					assert_true(r1.feasible);
+					assert_true(r1.cost <= r0.cost);
+					assert_true(r1.cost >= opt - 1e-9);
+				}
+			}
+		}
+		remat_graph_free(g);
+	}
+	assert_true(fits > 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_options_exhaustive),
 		cmocka_unit_test(test_planner_by_hand),
 		cmocka_unit_test(test_block_classes),
+		cmocka_unit_test(test_milp_options_by_hand),
+		cmocka_unit_test(test_milp_options_never_worse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
