@@ -89,7 +89,8 @@ def main():
 
         # Each MILP solver, 1 s on a model it needs far longer for (GLPK
         # took 73 s here in issue 18): stopped, it returns the warm
-        # start or better, not proven optimal; the schedule is re-judged.
+        # start or better, not proven optimal, or exits 3 naming the time
+        # limit; a schedule is re-judged.
         t = tmp + "/layered300train.json"
         p = run(remat, ["gen", "layered", "300", "--train", "--seed", "0", "-o", t])
         check(p.returncode == 0, "gen layered 300 --train: exit %d" % p.returncode)
@@ -102,8 +103,16 @@ def main():
                 j = json.loads(p.stdout)
             except ValueError:
                 j = {}
-            check(p.returncode == 0, "checkmate %s: exit %d (%s)" % (solver, p.returncode,
-                                                                    j.get("error")))
+            # Whether the warm start finds a schedule within its share of
+            # 1 s depends on the machine (a sanitizer build on a loaded
+            # one may not): either way the limit must be what stopped it.
+            check(p.returncode in (0, 3), "checkmate %s: exit %d (%s)" % (
+                solver, p.returncode, j.get("error")))
+            if p.returncode == 3:
+                check("time limit" in (j.get("error") or ""),
+                      "checkmate %s: exit 3 not for the time limit: %r" % (
+                          solver, j.get("error")))
+                continue
             check(j.get("optimal") is False and "time limit" in (j.get("note") or ""),
                   "checkmate %s: not stopped by the time limit: optimal %r, note %r" % (
                       solver, j.get("optimal"), j.get("note")))
