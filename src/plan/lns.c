@@ -1157,9 +1157,10 @@ static int search(struct lns *L, struct remat_error *err)
 }
 
 /*
- * Step 0: the order search (replay_search.c) from the order of start's
- * first computations, for o->replay_share of the time left (without a
- * deadline, until it stalls).  When its schedule is cheaper than
+ * Step 0: the order search (replay_search.c) from the cheapest replay of
+ * start's first computations, the file's order and local search's, for o->replay_share of the time left (without a
+ * deadline, until it stalls), a quarter of that when nothing it finds
+ * beats start.  When its schedule is cheaper than
  * L->st->cost, it goes to rs and out, and L->st->cost falls.  order is
  * scratch (g->n entries).
  */
@@ -1169,33 +1170,63 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 {
 	const struct remat_plan_request *req = L->req;
 	const struct remat_graph *g = req->graph;
+	struct remat_order_opts oo;
 	struct remat_sim_result r;
 	struct remat_error e;
-	double deadline = 0, now = remat_now();
+	double deadline = 0, check = 0, now = remat_now();
 	int64_t stall = L->o->replay_stall > 0 ? L->o->replay_stall : 2000 + 8 * (int64_t)g->n;
-	int rc;
+	int32_t *local = NULL;
+	const int32_t *orders[3];
+	int rc, k = 0;
 
-	if (req->deadline > 0)
+	if (req->deadline > 0) {
 		deadline = now + L->o->replay_share * (req->deadline - now);
-	REMAT_TRY(remat_order_from_schedule(g, start, order, err));
-	remat_error_clear(&e);
-	rc = remat_i_replay_search(req, L->o->caller, order, 0, stall, deadline, rs, rst, &e);
-	if (rc == REMAT_ENOFIT)
-		return REMAT_OK; /* no replay fits: LNS goes on from start */
-	if (rc) {
-		*err = e;
-		return rc;
+		check = now + 0.25 * (deadline - now);
 	}
+	/*
+	 * Where to start: the start's order, the file's, and local search's
+	 * (for a tenth of the search's time); the replays of orders of the
+	 * same peak differ much, so the cheapest replay is the start.
+	 */
+	REMAT_TRY(remat_order_from_schedule(g, start, order, err));
+	orders[k++] = order;
+	orders[k++] = g->topo;
+	local = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!local)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
+	remat_order_opts_init(&oo);
+	oo.seed = req->seed;
+	if (deadline > 0)
+		oo.deadline = now + 0.1 * (deadline - now);
+	remat_error_clear(&e);
+	rc = remat_order_compute(g, REMAT_ORDER_LOCAL, &oo, local, NULL, &e);
+	if (rc == REMAT_OK)
+		orders[k++] = local;
+	else if (rc == REMAT_ENOMEM)
+		goto done;
+	remat_error_clear(&e);
+	rc = remat_i_replay_search(req, L->o->caller, orders, k, 0, stall, deadline,
+				   L->st->cost * (1 - 1e-12), check, rs, rst, &e);
 	L->st->replay_evals = rst->evals;
 	L->st->replay_cost = rst->cost;
+	if (rc == REMAT_ENOFIT) {
+		rc = REMAT_OK; /* no replay fits: LNS goes on from start */
+		goto done;
+	}
+	if (rc)
+		goto done;
 	/* The search simulated it; the start of LNS is judged again all the same. */
-	REMAT_TRY(remat_simulate(g, rs, req->budget, NULL, &r, err));
-	if (!r.valid || !r.feasible || r.cost >= L->st->cost * (1 - 1e-12))
-		return REMAT_OK;
-	REMAT_TRY(remat_schedule_copy(L->out, rs, err));
+	rc = remat_simulate(g, rs, req->budget, NULL, &r, err);
+	if (rc || !r.valid || !r.feasible || r.cost >= L->st->cost * (1 - 1e-12))
+		goto done;
+	rc = remat_schedule_copy(L->out, rs, err);
 	L->st->cost = r.cost;
 	L->st->last_s = remat_now() - L->t0;
-	return REMAT_OK;
+done:
+	if (rc && e.code == rc)
+		*err = e; /* from the order or the search (e is cleared before each) */
+	free(local);
+	return rc;
 }
 
 int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,

@@ -10,18 +10,22 @@
  * pass included).  A replay takes about a millisecond there, so the
  * orders themselves can be searched:
  *
- * 1. The order's needed non-input nodes are the sequence (inputs are
- *    resident from the start; unneeded nodes are never computed).
+ * 1. An order's needed non-input nodes are its sequence (inputs are
+ *    resident from the start; unneeded nodes are never computed).  Of the
+ *    orders given, the one whose sequence scores least is the start.
  * 2. Score a sequence: replay it within the budget, drop the replay's
  *    frees (the liveness pass frees no later, so the peak can only fall),
  *    run the keep pass (six rounds, as twremat does) and simulate: the
  *    cost when valid and within the budget, else +inf.
- * 3. Hill-climb with plateau moves: a random node moves to a random place
+ * 3. Hill-climb with plateau moves: a random node (half the time one the
+ *    best schedule recomputes, or a user of one) moves to a random place
  *    between its last input and its first user (so the sequence stays
  *    topological); the move stays when the score is no higher, and is
  *    undone otherwise.  The cheapest schedule seen is kept.
  * 4. Stop after `stall` scores without a lower cost, after max_evals, at
- *    the deadline or when the request expires.
+ *    the deadline or when the request expires; early (a quarter of stall,
+ *    or the check time) while nothing beats the target, the schedule the
+ *    caller already has: the time is better spent elsewhere.
  *
  * Never returns a schedule the simulator did not accept; deterministic
  * for a seed while no deadline stops it.  Time per step: one replay, one
@@ -47,7 +51,22 @@ struct rs {
 	int32_t *pos;           /* [n] place of each node in seq, -1 */
 	int64_t max_steps;
 	struct remat_schedule order, replay, kept;
+	int32_t *cnt;           /* [n] computes of each node in the best schedule */
+	int32_t *hot, nhot;     /* the nodes it computes more than once */
 };
+
+/* The best schedule is now R->kept: note what it recomputes (step 3). */
+static void note_hot(struct rs *R)
+{
+	int64_t i;
+
+	for (i = 0; i < R->kept.n; i++)
+		R->cnt[R->kept.steps[i].node] = 0;
+	R->nhot = 0;
+	for (i = 0; i < R->kept.n; i++)
+		if (++R->cnt[R->kept.steps[i].node] == 2)
+			R->hot[R->nhot++] = R->kept.steps[i].node;
+}
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -122,6 +141,17 @@ static int pick(struct rs *R, uint64_t *rng, int32_t *from, int32_t *to)
 	const struct remat_graph *g = R->g;
 	int32_t i = rand_below(rng, R->m), v = R->seq[i], lo = 0, hi = R->m - 1, k, j;
 
+	/* Half the moves: a recomputed node or one of its users. */
+	if (R->nhot > 0 && (next_rand(rng) & 1)) {
+		int32_t h = R->hot[rand_below(rng, R->nhot)];
+		int32_t nu = g->use_off[h + 1] - g->use_off[h], c = rand_below(rng, nu + 1);
+
+		v = c == nu ? h : g->use_idx[g->use_off[h] + c];
+		if (R->pos[v] < 0)
+			v = h;
+		i = R->pos[v];
+	}
+
 	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
 		if (R->pos[g->in_idx[k]] + 1 > lo)
 			lo = R->pos[g->in_idx[k]] + 1;
@@ -149,7 +179,8 @@ static void progress(const struct rs *R, const char *caller, double cost, double
 }
 
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
-			  const int32_t *order, int64_t max_evals, int64_t stall, double deadline,
+			  const int32_t *const *orders, int norders, int64_t max_evals,
+			  int64_t stall, double deadline, double target, double check,
 			  struct remat_schedule *out, struct remat_i_replay_search_stats *st,
 			  struct remat_error *err)
 {
@@ -161,7 +192,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	int64_t since = 0;
 	double best = HUGE_VAL, c, t0 = remat_now();
 	int32_t v, i;
-	int rc = REMAT_OK;
+	int k, first = 0, rc = REMAT_OK;
 
 	if (!st)
 		st = &local;
@@ -177,33 +208,59 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	need = malloc((size_t)g->n + 1);
 	R.seq = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	R.pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!need || !R.seq || !R.pos) {
+	R.cnt = calloc((size_t)g->n + 1, sizeof(int32_t));
+	R.hot = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!need || !R.seq || !R.pos || !R.cnt || !R.hot) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the order search");
 		goto done;
 	}
-	/* Step 1. */
+	/* Steps 1 and 2: the cheapest of the orders given is where the search starts. */
 	remat_i_needed(g, need);
-	for (v = 0; v < g->n; v++)
-		R.pos[v] = -1;
-	for (i = 0; i < g->n; i++) {
-		v = order[i];
-		if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
-			R.pos[v] = R.m;
-			R.seq[R.m++] = v;
+	for (k = 0; k < norders && rc == REMAT_OK; k++) {
+		for (v = 0; v < g->n; v++)
+			R.pos[v] = -1;
+		R.m = 0;
+		for (i = 0; i < g->n; i++) {
+			v = orders[k][i];
+			if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
+				R.pos[v] = R.m;
+				R.seq[R.m++] = v;
+			}
+		}
+		rc = score(&R, &c, err);
+		st->evals++;
+		if (k == 0 || c < best) {
+			best = c;
+			first = k;
+			if (!isinf(c)) {
+				rc = remat_schedule_copy(out, &R.kept, err);
+				note_hot(&R);
+			}
 		}
 	}
-	rc = score(&R, &best, err);
-	if (rc)
+	if (rc && rc != REMAT_ECANCELED)
 		goto done;
-	st->evals = 1;
 	st->start_cost = best;
-	if (!isinf(best))
-		rc = remat_schedule_copy(out, &R.kept, err);
+	if (first != norders - 1) {
+		for (v = 0; v < g->n; v++)
+			R.pos[v] = -1;
+		R.m = 0;
+		for (i = 0; i < g->n; i++) {
+			v = orders[first][i];
+			if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
+				R.pos[v] = R.m;
+				R.seq[R.m++] = v;
+			}
+		}
+	}
 	/* Steps 3 and 4. */
 	while (rc == REMAT_OK && since < stall && (max_evals <= 0 || st->evals < max_evals) &&
 	       !(deadline > 0 && remat_now() >= deadline) && !remat_plan_expired(req)) {
 		int32_t from, to;
 
+		if (best >= target &&
+		    (st->evals >= stall / 4 || (check > 0 && remat_now() >= check)))
+			break; /* not even near what it should beat */
 		if (!pick(&R, &rng, &from, &to)) {
 			since++; /* a graph with no move left still ends */
 			continue;
@@ -219,6 +276,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			since = 0;
 			st->improved++;
 			rc = remat_schedule_copy(out, &R.kept, err);
+			note_hot(&R);
 		} else if (c > best) {
 			move(&R, to, from);
 		}
@@ -235,6 +293,8 @@ done:
 	free(need);
 	free(R.seq);
 	free(R.pos);
+	free(R.cnt);
+	free(R.hot);
 	remat_schedule_release(&R.order);
 	remat_schedule_release(&R.replay);
 	remat_schedule_release(&R.kept);

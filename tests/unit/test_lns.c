@@ -307,6 +307,7 @@ static void test_replay_search_brute_force(void **state)
 		int64_t budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 5) / 5;
 		double best = exhaustive_min_cost(g, budget);
 		struct remat_i_replay_search_stats s, s2;
+		const int32_t *topo = g->topo;
 		struct remat_plan_request req;
 		struct remat_schedule out, out2;
 		struct remat_error err;
@@ -318,7 +319,8 @@ static void test_replay_search_brute_force(void **state)
 		req.graph = g;
 		req.budget = budget;
 		req.seed = 1 + (uint64_t)trial;
-		rc = remat_i_replay_search(&req, "test", g->topo, 0, 200, 0, &out, &s, &err);
+		rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, HUGE_VAL, 0, &out, &s,
+					   &err);
 		if (best == -1) {
 			assert_int_equal(rc, REMAT_ENOFIT); /* nothing fits: nor does a replay */
 		} else if (best >= 0) {
@@ -336,15 +338,20 @@ static void test_replay_search_brute_force(void **state)
 				optimal += fabs(r.cost - best) < 1e-9;
 				better += s.cost < s.start_cost - 1e-9;
 				/* Deterministic for a seed (no deadline). */
-				assert_int_equal(remat_i_replay_search(&req, "test", g->topo, 0, 200, 0,
-								       &out2, &s2, &err), REMAT_OK);
+				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0,
+								       HUGE_VAL, 0, &out2, &s2, &err), REMAT_OK);
 				assert_true(out.n == out2.n && s.evals == s2.evals);
 				assert_memory_equal(out.steps, out2.steps, sizeof(*out.steps) * out.n);
 				/* max_evals caps it (three replays may all fail to fit). */
-				rc = remat_i_replay_search(&req, "test", g->topo, 3, 200, 0, &out2, &s2,
-							   &err);
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 3, 200, 0, HUGE_VAL, 0,
+							   &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 3);
+				/* A target nothing beats: a quarter of the stall limit. */
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, -1, 0,
+							   &out2, &s2, &err);
+				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+				assert_true(s2.evals <= 50);
 			}
 		}
 		remat_schedule_release(&out);
