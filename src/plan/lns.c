@@ -1,6 +1,13 @@
 /*
  * lns.c - large-neighbourhood search on the Checkmate model (lns.h).
  *
+ * 0. When the start recomputes, the order search by replay
+ *    (replay_search.c) runs first, from the cheapest replay of the
+ *    start's order, the file's and local search's, for o->replay_share
+ *    of the time left; its schedule becomes the start when cheaper.  On
+ *    large graphs at tight budgets it finds much cheaper starts than the
+ *    windows below reach in the same time (bench/RESULTS.md, "The lost
+ *    cell").
  * 1. The model's order is the order of the start schedule's first
  *    computations (remat_order_from_schedule), so every schedule maps
  *    into its own model: the graph is reordered by it when that differs
