@@ -103,8 +103,12 @@ def remat_info(graph_path, remat=None):
 
 def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None):
     """The lowest budget (bytes) at which `planner` finds a schedule: a
-    bisection between the graph's lower bound and its no-remat peak, then
-    the peak of the schedule found at the last budget that fit."""
+    bisection between the graph's lower bound and its no-remat peak (the
+    first at the peak of the no-remat schedule).  Returned is a budget the
+    planner was run at and succeeded, not the lower peak of the schedule
+    it found there: planning again at that peak may find nothing (the
+    fast planners are not monotone in the budget; twremat on a tiny GPT
+    found a 743,944-byte schedule at 754,487 and none at 743,944)."""
     info = info or remat_info(graph_path, remat)
     lo, hi = int(info["min_peak_lower_bound"]) - 1, int(info["no_remat_peak"])
     best = None
@@ -118,7 +122,7 @@ def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=
         s, rc = remat_plan(graph_path, mid, planner, remat=remat, time_limit=time_limit)
         if rc == 0:
             hi = min(mid, int(s["peak_mem"]))
-            best = hi
+            best = mid
         elif rc == 3:
             lo = mid
         else:

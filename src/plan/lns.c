@@ -1,6 +1,13 @@
 /*
  * lns.c - large-neighbourhood search on the Checkmate model (lns.h).
  *
+ * 0. When the start recomputes, the order search by replay
+ *    (replay_search.c) runs first, from the cheapest replay of the
+ *    start's order, the file's and local search's, for o->replay_share
+ *    of the time left; its schedule becomes the start when cheaper.  On
+ *    large graphs at tight budgets it finds much cheaper starts than the
+ *    windows below reach in the same time (bench/RESULTS.md, "The lost
+ *    cell").
  * 1. The model's order is the order of the start schedule's first
  *    computations (remat_order_from_schedule), so every schedule maps
  *    into its own model: the graph is reordered by it when that differs
@@ -58,7 +65,9 @@
 #include "remat/order.h"
 #include "remat/planner.h"
 #include "plan/checkmate_model.h"
+#include "analysis/needed.h"
 #include "plan/lns.h"
+#include "plan/replay_search.h"
 #include "solver/milp.h"
 
 #define ZERO REMAT_I_CM_ZERO
@@ -73,6 +82,7 @@ void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller)
 	o->window = 8;
 	o->window_nodes = 500;
 	o->window_seconds = 2.0;
+	o->replay_share = 0.5;
 }
 
 int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_lns_opts *o,
@@ -89,6 +99,10 @@ int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_l
 	o->window_nodes = v;
 	REMAT_TRY(remat_opt_int(req, "lns-windows", 0, 0, 1000000000, &v, err));
 	o->max_windows = v;
+	REMAT_TRY(remat_opt_double(req, "lns-replay", o->replay_share, 0, 1, &o->replay_share,
+				   err));
+	REMAT_TRY(remat_opt_int(req, "lns-replay-stall", 0, 0, 1000000000, &v, err));
+	o->replay_stall = v;
 	return REMAT_OK;
 }
 
@@ -751,6 +765,7 @@ struct lns {
 	int32_t span;            /* stages of a recompute-centred window */
 	int64_t peak;
 	double t0;
+	struct remat_schedule *out; /* the caller's: the best schedule so far */
 };
 
 /* Simulate a point's schedule on the request's graph. */
@@ -1148,14 +1163,88 @@ static int search(struct lns *L, struct remat_error *err)
 	return REMAT_OK;
 }
 
+/*
+ * Step 0: the order search (replay_search.c) from the cheapest replay of
+ * start's first computations, the file's order and local search's, for o->replay_share of the time left (without a
+ * deadline, until it stalls), a quarter of that when nothing it finds
+ * beats start.  When its schedule is cheaper than
+ * L->st->cost, it goes to rs and out, and L->st->cost falls.  order is
+ * scratch (g->n entries).
+ */
+static int replay_start(struct lns *L, const struct remat_schedule *start, int32_t *order,
+			struct remat_schedule *rs, struct remat_i_replay_search_stats *rst,
+			struct remat_error *err)
+{
+	const struct remat_plan_request *req = L->req;
+	const struct remat_graph *g = req->graph;
+	struct remat_order_opts oo;
+	struct remat_sim_result r;
+	struct remat_error e;
+	double deadline = 0, check = 0, now = remat_now();
+	int64_t stall = L->o->replay_stall > 0 ? L->o->replay_stall : 2000 + 8 * (int64_t)g->n;
+	int32_t *local = NULL;
+	const int32_t *orders[3];
+	int rc, k = 0;
+
+	if (req->deadline > 0) {
+		deadline = now + L->o->replay_share * (req->deadline - now);
+		check = now + 0.25 * (deadline - now);
+	}
+	/*
+	 * Where to start: the start's order, the file's, and local search's
+	 * (for a tenth of the search's time); the replays of orders of the
+	 * same peak differ much, so the cheapest replay is the start.
+	 */
+	REMAT_TRY(remat_order_from_schedule(g, start, order, err));
+	orders[k++] = order;
+	orders[k++] = g->topo;
+	local = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!local)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
+	remat_order_opts_init(&oo);
+	oo.seed = req->seed;
+	if (deadline > 0)
+		oo.deadline = now + 0.1 * (deadline - now);
+	remat_error_clear(&e);
+	rc = remat_order_compute(g, REMAT_ORDER_LOCAL, &oo, local, NULL, &e);
+	if (rc == REMAT_OK)
+		orders[k++] = local;
+	else if (rc == REMAT_ENOMEM)
+		goto done;
+	remat_error_clear(&e);
+	rc = remat_i_replay_search(req, L->o->caller, orders, k, 0, stall, deadline,
+				   L->st->cost * (1 - 1e-12), check, rs, rst, &e);
+	L->st->replay_evals = rst->evals;
+	L->st->replay_cost = rst->cost;
+	if (rc == REMAT_ENOFIT) {
+		rc = REMAT_OK; /* no replay fits: LNS goes on from start */
+		goto done;
+	}
+	if (rc)
+		goto done;
+	/* The search simulated it; the start of LNS is judged again all the same. */
+	rc = remat_simulate(g, rs, req->budget, NULL, &r, err);
+	if (rc || !r.valid || !r.feasible || r.cost >= L->st->cost * (1 - 1e-12))
+		goto done;
+	rc = remat_schedule_copy(L->out, rs, err);
+	L->st->cost = r.cost;
+	L->st->last_s = remat_now() - L->t0;
+done:
+	if (rc && e.code == rc)
+		*err = e; /* from the order or the search (e is cleared before each) */
+	free(local);
+	return rc;
+}
+
 int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,
 			const struct remat_i_lns_opts *o, struct remat_schedule *out,
 			struct remat_i_lns_stats *st, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
 	struct remat_i_lns_stats local;
+	struct remat_i_replay_search_stats rst;
 	struct remat_graph *pg = NULL;
-	struct remat_schedule s2;
+	struct remat_schedule s2, rs;
 	struct remat_sim_result r;
 	struct remat_error e;
 	struct lns L;
@@ -1168,24 +1257,35 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 	memset(st, 0, sizeof(*st));
 	memset(&L, 0, sizeof(L));
 	remat_schedule_init(&s2);
+	remat_schedule_init(&rs);
 	remat_schedule_init(&L.sched);
 	L.req = req;
 	L.o = o;
 	L.st = st;
 	L.t0 = remat_now();
+	L.out = out;
 	REMAT_TRY(remat_schedule_copy(out, start, err));
 	REMAT_TRY(remat_simulate(g, start, req->budget, NULL, &r, err));
 	if (!r.valid || !r.feasible)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "LNS: its start is not a valid schedule "
 				  "within the budget");
 	st->start_cost = st->cost = r.cost;
-	/* Step 1: the order of the start's first computations. */
+	st->replay_cost = HUGE_VAL;
 	order = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	inv = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	if (!order || !inv) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
 		goto done;
 	}
+	/* Step 0: a cheaper start from the order search, when it recomputes. */
+	if (o->replay_share > 0 && r.cost > remat_i_least_cost(g) * (1 + 1e-12)) {
+		rc = replay_start(&L, start, order, &rs, &rst, err);
+		if (rc)
+			goto done;
+		if (st->cost < st->start_cost)
+			start = &rs;
+	}
+	/* Step 1: the order of the start's first computations. */
 	rc = remat_order_from_schedule(g, start, order, err);
 	if (rc)
 		goto done;
@@ -1232,12 +1332,12 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 	}
 	pt_normalize(&L.cm, &L.cur, L.S, L.used);
 	rc = judge(&L, &L.cur, &r, err);
-	if (rc || !r.valid || !r.feasible || r.cost > st->start_cost * (1 + 1e-12))
+	if (rc || !r.valid || !r.feasible || r.cost > st->cost * (1 + 1e-12))
 		goto done; /* over budget in the model's stage order */
 	L.cost = r.cost;
 	L.peak = r.peak_mem;
 	rc = search(&L, err);
-	if (rc == REMAT_OK && L.cost < st->start_cost) {
+	if (rc == REMAT_OK && L.cost < st->cost) {
 		rc = pt_schedule(&L.cm, &L.cur, L.map, out, err);
 		st->cost = L.cost;
 	}
@@ -1251,6 +1351,7 @@ done:
 	pt_release(&L.cand);
 	remat_schedule_release(&L.sched);
 	remat_schedule_release(&s2);
+	remat_schedule_release(&rs);
 	remat_i_cm_release(&L.cm);
 	remat_graph_free(pg);
 	return rc;

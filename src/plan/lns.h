@@ -18,6 +18,11 @@ struct remat_i_lns_opts {
 	int64_t max_windows;     /* stop after this many sub-MILPs; 0: none */
 	int64_t window_nodes;    /* branch-and-bound nodes per sub-MILP (default 500) */
 	double window_seconds;   /* wall-clock cap per sub-MILP (default 2 s) */
+	double replay_share;     /* share of the time left spent first on the
+				    order search by replay (replay_search.h;
+				    default 0.5, 0: none) */
+	int64_t replay_stall;    /* its scores without improvement before it
+				    stops; 0: 2000 + 8 per node (default) */
 };
 
 /* The defaults above. */
@@ -36,11 +41,17 @@ struct remat_i_lns_stats {
 				    optimality: out is optimal in its order */
 	double start_cost, cost; /* before and after */
 	double last_s;           /* seconds from the start of LNS to its last improvement */
+	int64_t replay_evals;    /* orders the order search replayed */
+	double replay_cost;      /* its cheapest schedule (HUGE_VAL: none; it
+				    replaced the start when cheaper) */
 };
 
 /*
- * Improve start (a valid schedule of req->graph within req->budget) by
- * LNS in the order of its first computations until req->deadline (or
+ * Improve start (a valid schedule of req->graph within req->budget): when
+ * it recomputes something, first by the order search of replay_search.h
+ * from the order of its first computations (o->replay_share of the time
+ * left), then by LNS in the order of the cheaper schedule's first
+ * computations until req->deadline (or
  * o->max_windows; with neither, until a pass over all stages at the
  * largest window improves nothing).  out receives a compute-only schedule
  * of req->graph, never costlier than start (start itself when nothing

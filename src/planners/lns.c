@@ -5,7 +5,10 @@
  *    REMAT_PLANNER_AUTO), in the node orders req->order asks for (as auto
  *    does), within a quarter of the time limit; the cheapest schedule
  *    within budget is the start.
- * 2. Re-solve windows of stages of the start with the MILP (CBC) while
+ * 2. When the start recomputes, search node orders by the cost of their
+ *    evict-and-recompute replay (src/plan/replay_search.c) for half of
+ *    the time left, and start from its schedule when cheaper.
+ * 3. Re-solve windows of stages of the start with the MILP (CBC) while
  *    the rest stays fixed, keep what the simulator confirms is cheaper,
  *    move the window; until the time limit, or without one until passes
  *    over all stages stop improving (src/plan/lns.c has the details).
@@ -39,6 +42,10 @@ static const struct remat_planner_option lns_options[] = {
 	{ "lns-nodes", "N", "branch-and-bound nodes per window MILP (default 500)" },
 	{ "lns-windows", "N", "stop after N window MILPs (default 0: the time limit, or no "
 	  "more improvement)" },
+	{ "lns-replay", "F", "first search node orders by their evict-and-recompute replay for "
+	  "F of the time left (default 0.5; 0: off)" },
+	{ "lns-replay-stall", "N", "end that search after N replays without improvement "
+	  "(default 2000 + 8 per node)" },
 	{ NULL, NULL, NULL }
 };
 
@@ -104,7 +111,9 @@ static int lns_plan(const struct remat_plan_request *req, struct remat_schedule 
 		rc = remat_i_lns_improve(req, &k.best.sched, &o, out, &st, err);
 	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "lns: %lld window MILPs, %lld improved the start (cost %+.3f%%)%s",
+			 "lns: %lld order replays (%s), %lld window MILPs, %lld improved the "
+			 "start (cost %+.3f%%)%s", (long long)st.replay_evals,
+			 st.replay_cost < st.start_cost ? "a cheaper start" : "no cheaper start",
 			 (long long)st.windows, (long long)st.improved,
 			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");

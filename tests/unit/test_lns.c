@@ -11,6 +11,7 @@
 #include "exhaustive.h"
 #include "randdag.h"
 #include "plan/lns.h"
+#include "plan/replay_search.h"
 
 static struct remat_sim_result sim(const struct remat_graph *g, const struct remat_schedule *s,
 				   int64_t budget)
@@ -105,6 +106,7 @@ static void test_windows_never_worse(void **state)
 			remat_i_lns_opts_init(&o, "test");
 			o.window = 2;
 			o.max_windows = w;
+			o.replay_share = 0; /* windows only: they stay in the start's order */
 			assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err),
 					 REMAT_OK);
 			r = sim(g, &out, budget);
@@ -118,6 +120,7 @@ static void test_windows_never_worse(void **state)
 		}
 		/* Without a cap it runs until it stops improving, or proves. */
 		remat_i_lns_opts_init(&o, "test");
+		o.replay_share = 0;
 		assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err), REMAT_OK);
 		assert_true(s.cost >= opt - 1e-9);
 		if (s.proven) {
@@ -279,10 +282,156 @@ static void test_order_poor_file(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * The order search by replay (src/plan/replay_search.c) on random DAGs and
+ * training chains at budgets between the least peak and the no-remat
+ * peak, from the file's order: whenever it returns a schedule, the
+ * simulator finds it valid and within the budget, its cost is what the
+ * search reports, never above the first order's replay, never below the
+ * exhaustive optimum over all schedules.  Where no schedule fits it
+ * gives up (REMAT_ENOFIT); it may give up where one does too (the replay
+ * is a heuristic): counted, at most a quarter.  The same answer twice.
+ */
+static void test_replay_search_brute_force(void **state)
+{
+	uint64_t st = 7;
+	int trial, runs = 0, found = 0, optimal = 0, better = 0;
+
+	(void)state;
+	for (trial = 0; trial < 80; trial++) {
+		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 9) : 4 + (int)(tu_rand(&st) % 3);
+		char *json = trial % 2 ? random_dag_out(&st, n, 1)
+			: tu_random_graph_json(&st, n, 0.1, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak;
+		int64_t budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 5) / 5;
+		double best = exhaustive_min_cost(g, budget);
+		struct remat_i_replay_search_stats s, s2;
+		const int32_t *topo = g->topo;
+		struct remat_plan_request req;
+		struct remat_schedule out, out2;
+		struct remat_error err;
+		int rc;
+
+		remat_schedule_init(&out);
+		remat_schedule_init(&out2);
+		memset(&req, 0, sizeof(req));
+		req.graph = g;
+		req.budget = budget;
+		req.seed = 1 + (uint64_t)trial;
+		rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, HUGE_VAL, 0, &out, &s,
+					   &err);
+		if (best == -1) {
+			assert_int_equal(rc, REMAT_ENOFIT); /* nothing fits: nor does a replay */
+		} else if (best >= 0) {
+			runs++;
+			assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+			if (rc == REMAT_OK) {
+				struct remat_sim_result r = sim(g, &out, budget);
+
+				found++;
+				assert_true(r.valid && r.feasible);
+				assert_true(fabs(r.cost - s.cost) < 1e-9);
+				assert_true(s.cost <= s.start_cost);
+				assert_true(r.cost >= best - 1e-9);
+				assert_true(s.evals >= 1);
+				optimal += fabs(r.cost - best) < 1e-9;
+				better += s.cost < s.start_cost - 1e-9;
+				/* Deterministic for a seed (no deadline). */
+				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0,
+								       HUGE_VAL, 0, &out2, &s2, &err), REMAT_OK);
+				assert_true(out.n == out2.n && s.evals == s2.evals);
+				assert_memory_equal(out.steps, out2.steps, sizeof(*out.steps) * out.n);
+				/* max_evals caps it (three replays may all fail to fit). */
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 3, 200, 0, HUGE_VAL, 0,
+							   &out2, &s2, &err);
+				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+				assert_true(s2.evals <= 3);
+				/* A target nothing beats: a quarter of the stall limit. */
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, -1, 0,
+							   &out2, &s2, &err);
+				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+				assert_true(s2.evals <= 50);
+			}
+		}
+		remat_schedule_release(&out);
+		remat_schedule_release(&out2);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("replay search: %d graphs with a schedule, %d found one, %d optimal, "
+		      "%d cheaper than the first order's replay\n", runs, found, optimal, better);
+	assert_true(runs >= 40);
+	assert_true(found >= runs * 3 / 4);
+	assert_true(optimal >= found / 2);
+}
+
+/*
+ * LNS with the order search first: never costlier than its start, never
+ * below the exhaustive optimum over all schedules, valid and within the
+ * budget; its stats agree with the simulator.
+ */
+static void test_lns_with_replay_never_worse(void **state)
+{
+	uint64_t st = 31;
+	int trial, runs = 0, cheaper = 0;
+
+	(void)state;
+	for (trial = 0; trial < 40; trial++) {
+		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 8) : 4 + (int)(tu_rand(&st) % 3);
+		char *json = trial % 2 ? random_dag_out(&st, n, 1)
+			: tu_random_graph_json(&st, n, 0.1, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
+		struct remat_schedule start, out;
+		struct remat_plan_request req;
+		struct remat_i_lns_opts o;
+		struct remat_i_lns_stats s;
+		struct remat_sim_result r;
+		struct remat_error err;
+		double best;
+
+		remat_schedule_init(&start);
+		remat_schedule_init(&out);
+		budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 10;
+		best = exhaustive_min_cost(g, budget);
+		if (budget >= hi || best < 0 || !start_at(g, budget, &start)) {
+			remat_schedule_release(&start);
+			remat_graph_free(g);
+			free(json);
+			continue;
+		}
+		runs++;
+		memset(&req, 0, sizeof(req));
+		req.graph = g;
+		req.budget = budget;
+		remat_i_lns_opts_init(&o, "test");
+		o.replay_stall = 100;
+		o.max_windows = 4;
+		assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err), REMAT_OK);
+		r = sim(g, &out, budget);
+		assert_true(r.valid && r.feasible);
+		assert_true(fabs(r.cost - s.cost) < 1e-9);
+		assert_true(s.cost <= s.start_cost + 1e-9);
+		assert_true(fabs(sim(g, &start, budget).cost - s.start_cost) < 1e-9);
+		assert_true(r.cost >= best - 1e-9);
+		cheaper += s.replay_cost < s.start_cost - 1e-9;
+		remat_schedule_release(&start);
+		remat_schedule_release(&out);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("lns with the order search: %d starts, the search beat %d\n", runs,
+		      cheaper);
+	assert_true(runs >= 15);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_never_worse),
+		cmocka_unit_test(test_replay_search_brute_force),
+		cmocka_unit_test(test_lns_with_replay_never_worse),
 		cmocka_unit_test(test_planners_against_exhaustive),
 		cmocka_unit_test(test_order_poor_file),
 	};
