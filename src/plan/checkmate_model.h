@@ -246,4 +246,12 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 			      const struct remat_schedule *incumbent,
 			      struct remat_schedule *out, struct remat_error *err);
 
+/*
+ * The same; when the incumbent gives no warm start and lp_until > 0, the
+ * rounding of the LP relaxation (checkmate-lp's) gives one, until then.
+ */
+int remat_i_checkmate_improve_lp(const struct remat_plan_request *req,
+				 const struct remat_schedule *incumbent, double lp_until,
+				 struct remat_schedule *out, struct remat_error *err);
+
 #endif

@@ -278,6 +278,13 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 			      const struct remat_schedule *incumbent,
 			      struct remat_schedule *out, struct remat_error *err)
 {
+	return remat_i_checkmate_improve_lp(req, incumbent, 0, out, err);
+}
+
+int remat_i_checkmate_improve_lp(const struct remat_plan_request *req,
+				 const struct remat_schedule *incumbent, double lp_until,
+				 struct remat_schedule *out, struct remat_error *err)
+{
 	struct remat_i_cm cm;
 	struct remat_i_cm_sol inc, tmp;
 	struct remat_i_cm_opts o;
@@ -294,6 +301,8 @@ int remat_i_checkmate_improve(const struct remat_plan_request *req,
 		rc = remat_i_cm_sol_init(&cm, &tmp, err);
 	if (rc == REMAT_OK && incumbent)
 		rc = remat_i_cm_offer(&cm, incumbent, &tmp, &inc, &have, err);
+	if (rc == REMAT_OK && !have && lp_until > 0)
+		rc = remat_i_checkmate_lp_warm(req, &cm, lp_until, &inc, &have, err);
 	if (rc == REMAT_OK)
 		rc = remat_i_cm_solve(req, &cm, &o, &inc, have, out, err);
 	remat_i_cm_sol_release(&tmp);

@@ -44,13 +44,6 @@ int remat_i_cops_equal(const struct remat_i_cops *a, const struct remat_i_cops *
 				memcmp(a->v, b->v, sizeof(*a->v) * (size_t)a->n) == 0);
 }
 
-struct expander {
-	const struct remat_graph *g;
-	struct remat_schedule *out;
-	uint8_t *computed;   /* 1: computed at least once; 2: being collected */
-	int32_t *stack, *found;
-};
-
 /*
  * Sort node indices by topological position: insertion sort for short
  * runs, a pass over the marked span of the order for long ones.
@@ -90,7 +83,7 @@ static void sort_by_topo(const struct remat_graph *g, int32_t *v, int32_t n)
 }
 
 /* Compute, in topological order, v and every ancestor never computed yet. */
-static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
+static int first_compute(struct remat_i_expander *x, int32_t v, struct remat_error *err)
 {
 	const struct remat_graph *g = x->g;
 	int32_t top = 0, nf = 0, i, k;
@@ -118,7 +111,7 @@ static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
 	return REMAT_OK;
 }
 
-static int emit(struct expander *x, int32_t v, struct remat_error *err)
+int remat_i_expander_emit(struct remat_i_expander *x, int32_t v, struct remat_error *err)
 {
 	const struct remat_graph *g = x->g;
 	int32_t k;
@@ -138,58 +131,75 @@ static int emit(struct expander *x, int32_t v, struct remat_error *err)
 	return remat_schedule_push(x->out, REMAT_OP_COMPUTE, v, err);
 }
 
+int remat_i_expander_init(struct remat_i_expander *x, const struct remat_graph *g,
+			  struct remat_schedule *out, struct remat_error *err)
+{
+	remat_schedule_clear(out);
+	x->g = g;
+	x->out = out;
+	x->computed = calloc((size_t)g->n + 1, 1);
+	x->stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	x->found = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!x->computed || !x->stack || !x->found) {
+		remat_i_expander_finish(x, REMAT_ENOMEM, err);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory expanding a chain plan");
+	}
+	return REMAT_OK;
+}
+
+int remat_i_expander_forward(struct remat_i_expander *x, const struct remat_chain *c,
+			     int32_t stage, int op, struct remat_error *err)
+{
+	const struct remat_stage *st = &c->stages[stage];
+	int32_t i;
+
+	for (i = 0; i < st->n_fwd; i++) {
+		int32_t k = st->fwd_off + i;
+
+		if (op == REMAT_I_FALL || (op == REMAT_I_FHELD && c->fwd_h[k]) ||
+		    ((op == REMAT_I_FCK || op == REMAT_I_FNG) && c->fwd_ng[k]))
+			REMAT_TRY(remat_i_expander_emit(x, c->fwd[k], err));
+	}
+	return REMAT_OK;
+}
+
+int remat_i_expander_finish(struct remat_i_expander *x, int rc, struct remat_error *err)
+{
+	const struct remat_graph *g = x->g;
+	int32_t i;
+
+	for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++)
+		if (!x->computed[g->outputs[i]] && g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
+			rc = first_compute(x, g->outputs[i], err);
+	free(x->computed);
+	free(x->stack);
+	free(x->found);
+	x->computed = NULL;
+	x->stack = x->found = NULL;
+	return rc;
+}
+
 int remat_i_chain_expand(const struct remat_graph *g, const struct remat_chain *c,
 			 const struct remat_i_cops *ops, struct remat_schedule *out,
 			 struct remat_error *err)
 {
-	struct expander x;
+	struct remat_i_expander x;
 	int64_t t;
 	int32_t i;
 	int rc = REMAT_OK;
 
-	remat_schedule_clear(out);
-	x.g = g;
-	x.out = out;
-	x.computed = calloc((size_t)g->n + 1, 1);
-	x.stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	x.found = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!x.computed || !x.stack || !x.found) {
-		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory expanding a chain plan");
-		goto done;
-	}
+	REMAT_TRY(remat_i_expander_init(&x, g, out, err));
 	for (t = 0; t < ops->n && rc == REMAT_OK; t++) {
 		const struct remat_stage *st = &c->stages[ops->v[t].stage];
 
-		switch (ops->v[t].op) {
-		case REMAT_I_FALL:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		case REMAT_I_FHELD:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				if (c->fwd_h[st->fwd_off + i])
-					rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		case REMAT_I_FCK:
-		case REMAT_I_FNG:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				if (c->fwd_ng[st->fwd_off + i])
-					rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		default:
-			for (i = 0; i < st->n_bwd && rc == REMAT_OK; i++)
-				rc = emit(&x, c->bwd[st->bwd_off + i], err);
-			break;
+		if (ops->v[t].op != REMAT_I_BWD) {
+			rc = remat_i_expander_forward(&x, c, ops->v[t].stage, ops->v[t].op, err);
+			continue;
 		}
+		for (i = 0; i < st->n_bwd && rc == REMAT_OK; i++)
+			rc = remat_i_expander_emit(&x, c->bwd[st->bwd_off + i], err);
 	}
-	for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++)
-		if (!x.computed[g->outputs[i]] && g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
-			rc = first_compute(&x, g->outputs[i], err);
-done:
-	free(x.computed);
-	free(x.stack);
-	free(x.found);
-	return rc;
+	return remat_i_expander_finish(&x, rc, err);
 }
 
 int remat_i_chen_ops(int32_t L, const int32_t *starts, int32_t nseg,

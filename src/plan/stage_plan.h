@@ -50,6 +50,30 @@ int remat_i_cops_push(struct remat_i_cops *s, int op, int32_t stage,
 int remat_i_cops_equal(const struct remat_i_cops *a, const struct remat_i_cops *b);
 
 /*
+ * Expanding stage-level operations into a compute-only schedule, for
+ * remat_i_chain_expand() and planners with their own backward steps
+ * (rockmate's block options).  emit(v) computes v, after any ancestor
+ * never computed yet (in topological order); a computed output or
+ * "recompute": false node is not computed again.  forward() emits the
+ * forward nodes op (REMAT_I_FALL, _FHELD, _FCK, _FNG) runs of a stage.
+ * finish() computes the outputs never computed, releases x and returns
+ * rc (or its own failure).  init() clears out.
+ */
+struct remat_i_expander {
+	const struct remat_graph *g;
+	struct remat_schedule *out;
+	uint8_t *computed;   /* 1: computed at least once; 2: being collected */
+	int32_t *stack, *found;
+};
+
+int remat_i_expander_init(struct remat_i_expander *x, const struct remat_graph *g,
+			  struct remat_schedule *out, struct remat_error *err);
+int remat_i_expander_emit(struct remat_i_expander *x, int32_t v, struct remat_error *err);
+int remat_i_expander_forward(struct remat_i_expander *x, const struct remat_chain *c,
+			     int32_t stage, int op, struct remat_error *err);
+int remat_i_expander_finish(struct remat_i_expander *x, int rc, struct remat_error *err);
+
+/*
  * Expand stage operations into a compute-only schedule of g (frees are
  * left to the liveness pass).  Valid for any graph and any operation
  * sequence: a node whose input was never computed gets that input (and

@@ -676,7 +676,12 @@ static int stage_options(const struct remat_graph *g, const struct remat_chain *
 
 /* ---- options from the exact MILP on the block alone ---- */
 
-static int by_int(const void *pa, const void *pb);
+static int by_int(const void *pa, const void *pb)
+{
+	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+
+	return (a > b) - (a < b);
+}
 static void progress(const struct remat_plan_request *req, const char *phase, double f,
 		     double best);
 
@@ -912,32 +917,10 @@ static int block_solve(const struct remat_plan_request *sub,
 		       const struct remat_schedule *incumbent, struct remat_schedule *out,
 		       struct remat_error *err)
 {
-	struct remat_i_cm cm;
-	struct remat_i_cm_sol inc, tmp;
-	struct remat_i_cm_opts o;
 	double now = remat_now();
-	int rc, have = 0;
 
-	REMAT_TRY(remat_i_cm_opts_read(sub, &o, err));
-	REMAT_TRY(remat_i_cm_init(&cm, sub->graph, sub->budget, (int)o.max_computes, err));
-	memset(&tmp, 0, sizeof(tmp));
-	memset(&inc, 0, sizeof(inc));
-	rc = remat_i_cm_check_size(&cm, err);
-	if (rc == REMAT_OK)
-		rc = remat_i_cm_sol_init(&cm, &inc, err);
-	if (rc == REMAT_OK)
-		rc = remat_i_cm_sol_init(&cm, &tmp, err);
-	if (rc == REMAT_OK && incumbent)
-		rc = remat_i_cm_offer(&cm, incumbent, &tmp, &inc, &have, err);
-	if (rc == REMAT_OK && !have)
-		rc = remat_i_checkmate_lp_warm(sub, &cm, now + 0.5 * (sub->deadline - now), &inc,
-					       &have, err);
-	if (rc == REMAT_OK)
-		rc = remat_i_cm_solve(sub, &cm, &o, &inc, have, out, err);
-	remat_i_cm_sol_release(&tmp);
-	remat_i_cm_sol_release(&inc);
-	remat_i_cm_release(&cm);
-	return rc;
+	return remat_i_checkmate_improve_lp(sub, incumbent, now + 0.5 * (sub->deadline - now),
+					    out, err);
 }
 
 /*
@@ -1265,73 +1248,7 @@ static int build_options(const struct remat_graph *g, const struct remat_chain *
 	return REMAT_OK;
 }
 
-/* ---- expansion: stage_plan.c's rules, with each block's option ---- */
-
-struct expander {
-	const struct remat_graph *g;
-	struct remat_schedule *out;
-	uint8_t *computed;
-	int32_t *stack, *found;
-};
-
-static int by_int(const void *pa, const void *pb)
-{
-	int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-
-	return (a > b) - (a < b);
-}
-
-/* Compute, in topological order, v and every ancestor never computed yet. */
-static int first_compute(struct expander *x, int32_t v, struct remat_error *err)
-{
-	const struct remat_graph *g = x->g;
-	int32_t top = 0, nf = 0, i, k;
-
-	x->stack[top++] = v;
-	x->computed[v] = 2;
-	while (top > 0) {
-		int32_t u = x->stack[--top];
-
-		x->found[nf++] = g->topo_pos[u];
-		for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
-			int32_t w = g->in_idx[k];
-
-			if (!x->computed[w] && g->kind[w] != REMAT_KIND_INPUT) {
-				x->computed[w] = 2;
-				x->stack[top++] = w;
-			}
-		}
-	}
-	/* found[] holds topological positions: sorted, they are the order. */
-	qsort(x->found, (size_t)nf, sizeof(int32_t), by_int);
-	for (i = 0; i < nf; i++) {
-		int32_t u = g->topo[x->found[i]];
-
-		REMAT_TRY(remat_schedule_push(x->out, REMAT_OP_COMPUTE, u, err));
-		x->computed[u] = 1;
-	}
-	return REMAT_OK;
-}
-
-static int emit(struct expander *x, int32_t v, struct remat_error *err)
-{
-	const struct remat_graph *g = x->g;
-	int32_t k;
-
-	if (g->kind[v] == REMAT_KIND_INPUT)
-		return REMAT_OK;
-	if (x->computed[v] && (g->is_output[v] || !g->recompute[v]))
-		return REMAT_OK;   /* its one instance stays resident instead */
-	if (!x->computed[v])
-		return first_compute(x, v, err);
-	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-		int32_t u = g->in_idx[k];
-
-		if (!x->computed[u] && g->kind[u] != REMAT_KIND_INPUT)
-			REMAT_TRY(first_compute(x, u, err));
-	}
-	return remat_schedule_push(x->out, REMAT_OP_COMPUTE, v, err);
-}
+/* ---- expansion: stage_plan.c's expander, with each block's option ---- */
 
 /*
  * Expand rk operations into a compute-only schedule: F_all, F_ck and F_ng
@@ -1342,61 +1259,29 @@ static int rk_expand(const struct remat_graph *g, const struct remat_chain *c,
 		     const struct rk_options *o, const struct remat_i_rk_op *ops, int64_t nops,
 		     struct rk_scratch *sc, struct remat_schedule *out, struct remat_error *err)
 {
-	struct expander x;
+	struct remat_i_expander x;
 	int64_t t;
 	int32_t i;
 	int rc = REMAT_OK;
 
-	remat_schedule_clear(out);
-	x.g = g;
-	x.out = out;
-	x.computed = calloc((size_t)g->n + 1, 1);
-	x.stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	x.found = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!x.computed || !x.stack || !x.found) {
-		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory expanding a rockmate plan");
-		goto done;
-	}
+	REMAT_TRY(remat_i_expander_init(&x, g, out, err));
 	for (t = 0; t < nops && rc == REMAT_OK; t++) {
-		const struct remat_stage *st = &c->stages[ops[t].stage];
 		int32_t k = ops[t].opt, nseq;
 
-		switch (ops[t].op) {
-		case REMAT_I_FALL:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		case REMAT_I_FHELD:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				if (c->fwd_h[st->fwd_off + i])
-					rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		case REMAT_I_FCK:
-		case REMAT_I_FNG:
-			for (i = 0; i < st->n_fwd && rc == REMAT_OK; i++)
-				if (c->fwd_ng[st->fwd_off + i])
-					rc = emit(&x, c->fwd[st->fwd_off + i], err);
-			break;
-		default:
-			for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
-				sc->dropm[o->drop[i]] = 1;
-			nseq = remat_chain_option_seq(g, c, ops[t].stage, sc->dropm, sc->mark,
-						      sc->stack, sc->seq);
-			for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
-				sc->dropm[o->drop[i]] = 0;
-			for (i = 0; i < nseq && rc == REMAT_OK; i++)
-				rc = emit(&x, sc->seq[i], err);
-			break;
+		if (ops[t].op != REMAT_I_BWD) {
+			rc = remat_i_expander_forward(&x, c, ops[t].stage, ops[t].op, err);
+			continue;
 		}
+		for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
+			sc->dropm[o->drop[i]] = 1;
+		nseq = remat_chain_option_seq(g, c, ops[t].stage, sc->dropm, sc->mark, sc->stack,
+					      sc->seq);
+		for (i = o->drop_off[k]; i < o->drop_off[k + 1]; i++)
+			sc->dropm[o->drop[i]] = 0;
+		for (i = 0; i < nseq && rc == REMAT_OK; i++)
+			rc = remat_i_expander_emit(&x, sc->seq[i], err);
 	}
-	for (i = 0; i < g->n_outputs && rc == REMAT_OK; i++)
-		if (!x.computed[g->outputs[i]] && g->kind[g->outputs[i]] != REMAT_KIND_INPUT)
-			rc = first_compute(&x, g->outputs[i], err);
-done:
-	free(x.computed);
-	free(x.stack);
-	free(x.found);
-	return rc;
+	return remat_i_expander_finish(&x, rc, err);
 }
 
 /* ---- the planner ---- */
