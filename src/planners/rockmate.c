@@ -4,7 +4,7 @@
  *
  * Zhao, Le Bras, Eyraud-Dubois, Beaumont, "Rockmate: an Efficient, Fast,
  * Automatic and Generic Tool for Re-materialization in PyTorch" (ICML
- * 2023; ../shared/papers/zhao2023-rockmate.txt), sections 3-4.
+ * 2023), sections 3-4.
  *
  * 1. Build the chain view (src/analysis/chain.c, which sees through
  *    aliases and resident values): its stages are the blocks.  No stage,
