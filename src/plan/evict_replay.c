@@ -66,7 +66,9 @@ struct tg {
 	int32_t *occ_pos;
 	int32_t *ptr;       /* [n] cursor into each node's positions */
 	uint8_t *res;
-	int32_t *lock;
+	int32_t *lock;      /* reads of the demand being computed: not evictable */
+	struct tg_ent *park; /* [n] a locked node's popped entry, back when unlocked */
+	uint8_t *parked;
 	int64_t cur, limit;
 	int32_t pos;        /* current demand */
 	struct remat_schedule *out;
@@ -294,8 +296,9 @@ static int make_room(struct tg *t, int64_t need)
 			if (e.ver != t->ver[e.u])
 				continue; /* stale: a newer entry or no longer resident */
 			if (t->lock[e.u]) {
-				if ((rc = aside_push(t, e)))
-					break;
+				/* Out of the heap until unlocked (see unlock()). */
+				t->park[e.u] = e;
+				t->parked[e.u] = 1;
 				continue;
 			}
 			if (e.cls < 2) {
@@ -344,6 +347,23 @@ static int cmp_i32(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
+/*
+ * Release one read lock on u.  An entry popped while u was locked was
+ * parked rather than pushed back at once (a demand that recomputes a deep
+ * closure locks hundreds of values, often the cheapest ones, which every
+ * eviction would otherwise pop and push again); it returns unchanged, so
+ * the evictions are the same as if it had stayed in the heap.
+ */
+static int unlock(struct tg *t, int32_t u)
+{
+	if (--t->lock[u] > 0 || !t->parked[u])
+		return REMAT_OK;
+	t->parked[u] = 0;
+	if (t->park[u].ver != t->ver[u])
+		return REMAT_OK;
+	return heap_push(t, t->park[u]);
+}
+
 /* Step 2: compute v (not resident) and its missing ancestors. */
 static int demand(struct tg *t, int32_t v)
 {
@@ -387,7 +407,10 @@ static int demand(struct tg *t, int32_t v)
 		if (rc == REMAT_OK) {
 			t->lock[x]++;
 			rc = make_room(t, g->mem[x] + g->workspace[x]);
-			t->lock[x]--;
+			if (rc == REMAT_OK)
+				rc = unlock(t, x);
+			else
+				unlock(t, x);
 		}
 		if (rc == REMAT_OK && t->computes >= t->max_steps)
 			rc = REMAT_ENOFIT;
@@ -408,8 +431,12 @@ static int demand(struct tg *t, int32_t v)
 			if (t->res[g->use_idx[k]] || t->deferred[g->use_idx[k]])
 				rc = rekey(t, g->use_idx[k]);
 		/* Release x's reads (also on failure, to leave locks balanced). */
-		for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
-			t->lock[g->in_idx[k]]--;
+		for (k = g->in_off[x]; k < g->in_off[x + 1]; k++) {
+			int urc = unlock(t, g->in_idx[k]);
+
+			if (rc == REMAT_OK)
+				rc = urc;
+		}
 	}
 	return rc;
 }
@@ -476,6 +503,8 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
 	t.ptr = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t.res = calloc((size_t)g->n + 1, 1);
 	t.lock = calloc((size_t)g->n + 1, sizeof(int32_t));
+	t.park = malloc(sizeof(*t.park) * ((size_t)g->n + 1));
+	t.parked = calloc((size_t)g->n + 1, 1);
 	t.mset = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	t.mark = calloc((size_t)g->n + 1, sizeof(int32_t));
 	t.owed = calloc((size_t)g->n + 1, 1);
@@ -483,6 +512,7 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
 	t.ver = calloc((size_t)g->n + 1, sizeof(uint32_t));
 	t.deferred = calloc((size_t)g->n + 1, 1);
 	if (!t.seq || !t.occ_off || !t.occ_pos || !t.ptr || !t.res || !t.lock ||
+	    !t.park || !t.parked ||
 	    !t.mset || !t.mark || !t.owed || !t.pend || !t.ver || !t.deferred) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the replay");
 		goto done;
@@ -540,6 +570,8 @@ done:
 	free(t.ptr);
 	free(t.res);
 	free(t.lock);
+	free(t.park);
+	free(t.parked);
 	free(t.mset);
 	free(t.mark);
 	free(t.owed);
