@@ -55,6 +55,7 @@ static int solve_lp(struct remat_i_cm *cm, int backend, double deadline,
 	memset(&mo, 0, sizeof(mo));
 	mo.relax = 1;
 	mo.deadline = deadline;
+	mo.hard = deadline;
 	mo.stop = stop;
 	return remat_i_milp_solve(backend, &cm->lp, &mo, res, err);
 }

@@ -146,6 +146,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 		goto done;
 	memset(&mo, 0, sizeof(mo));
 	mo.deadline = solver_deadline(req, cm->lp.nnz);
+	mo.hard = req->deadline;
 	mo.stop = req->stop;
 	mo.gap = o->gap;
 	if (have_inc) {

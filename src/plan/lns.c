@@ -933,6 +933,7 @@ static int one_window(struct lns *L, int32_t a, int32_t b, int mode, int32_t v, 
 	mo.deadline = now + L->o->window_seconds;
 	if (req->deadline > 0 && req->deadline < mo.deadline)
 		mo.deadline = req->deadline;
+	mo.hard = req->deadline;
 	rc = remat_i_milp_solve(L->o->backend, &W.lp, &mo, &mr, err);
 	if (rc)
 		goto done;

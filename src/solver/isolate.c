@@ -37,6 +37,26 @@
 /* Seconds the child may overrun the deadline before it is killed. */
 #define GRACE 0.25
 
+/*
+ * The solver's deadline and the kill time: deadline + GRACE, or, with a
+ * hard time, the solver stops up to GRACE before it (at most half the
+ * time left) so that its result still arrives by it.
+ */
+static void times(const struct remat_i_milp_opts *opts, double *solver, double *kill_at)
+{
+	double margin;
+
+	*solver = opts->deadline;
+	*kill_at = opts->deadline > 0 ? opts->deadline + GRACE : 0;
+	if (opts->hard <= 0)
+		return;
+	margin = fmin(GRACE, 0.5 * fmax(opts->hard - remat_now(), 0));
+	if (*solver <= 0 || *solver > opts->hard - margin)
+		*solver = opts->hard - margin;
+	if (*kill_at <= 0 || *kill_at > opts->hard)
+		*kill_at = opts->hard;
+}
+
 enum { REC_PROGRESS = 1, REC_RESULT = 2 };
 
 struct record {
@@ -178,12 +198,14 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 			 struct remat_i_milp_result *res, struct remat_error *err)
 {
 	struct record r;
-	double limit = opts->deadline > 0 ? opts->deadline + GRACE : 0;
+	struct remat_i_milp_opts co = *opts;
+	double limit;
 	int fds[2], got, wstatus;
 	pid_t pid, parent = getpid();
 	struct ticker tk;
 
 	remat_i_milp_result_init(res);
+	times(opts, &co.deadline, &limit);
 	if (pipe(fds) != 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: pipe: %s", name,
 				  strerror(errno));
@@ -200,7 +222,7 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 		remat_i_die_with_parent(parent);
 		/* Ctrl-C is the parent's to handle: it stops the child. */
 		signal(SIGINT, SIG_IGN);
-		child(solve, m, opts, fds[1]);
+		child(solve, m, &co, fds[1]);
 	}
 	close(fds[1]);
 	memset(&r, 0, sizeof(r));

@@ -71,6 +71,9 @@ typedef void (*remat_i_milp_progress_fn)(void *ctx, double incumbent, double bou
 struct remat_i_milp_opts {
 	int relax;             /* solve the LP relaxation only */
 	double deadline;       /* remat_now() value; 0: none */
+	double hard;           /* remat_now() value by which the solve returns,
+				  result included (the request's deadline);
+				  0: deadline + a grace for the result */
 	const volatile sig_atomic_t *stop; /* NULL, or: stop as at the deadline once set */
 	double gap;            /* stop at this relative gap; 0: prove optimality */
 	const double *start;   /* a feasible x to start from (all columns), or NULL */
@@ -101,8 +104,8 @@ void remat_i_milp_result_release(struct remat_i_milp_result *r);
 
 /*
  * Solve m with the backend, in a child process killed shortly after
- * opts->deadline (isolate.c): the deadline is hard whatever the solver
- * does.  REMAT_OK whenever the solver ran to a status or was stopped
+ * opts->deadline, or at opts->hard (isolate.c): the deadline is hard
+ * whatever the solver does.  REMAT_OK whenever the solver ran to a status or was stopped
  * (res->status says which); REMAT_ENOMEM; REMAT_EINTERNAL when the
  * solver failed or reported a state it should not (message in err).
  */

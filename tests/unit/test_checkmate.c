@@ -514,6 +514,45 @@ static void test_glpk_error_hook(void **state)
 	remat_i_milp_release(&m);
 }
 
+/*
+ * opts.hard bounds the whole solve, result included: with a hard time
+ * already past, both backends return at once, stopped without a
+ * solution (the child is told to stop, and killed at that time); with
+ * none, the same model solves to its optimum (x = 1, objective -1, worked
+ * out by hand: maximise x, x integer in [0, 1], x <= 1).
+ */
+static void test_hard_time(void **state)
+{
+	struct remat_i_milp m;
+	struct remat_i_milp_opts mo;
+	struct remat_i_milp_result mr;
+	struct remat_error err;
+	int b;
+
+	(void)state;
+	remat_i_milp_init(&m);
+	assert_int_equal(remat_i_milp_add_col(&m, 0, 1, -1, 1, NULL, &err), REMAT_OK);
+	remat_i_milp_row_begin(&m);
+	assert_int_equal(remat_i_milp_row_add(&m, 0, 1, &err), REMAT_OK);
+	assert_int_equal(remat_i_milp_row_end(&m, -HUGE_VAL, 1, &err), REMAT_OK);
+	for (b = 0; b < 2; b++) {
+		enum remat_i_milp_backend be = b ? REMAT_I_MILP_GLPK : REMAT_I_MILP_CBC;
+
+		memset(&mo, 0, sizeof(mo));
+		mo.hard = remat_now() - 1;
+		assert_int_equal(remat_i_milp_solve(be, &m, &mo, &mr, &err), REMAT_OK);
+		assert_int_equal(mr.status, REMAT_I_MILP_NOSOLUTION);
+		assert_true(mr.stopped);
+		remat_i_milp_result_release(&mr);
+		memset(&mo, 0, sizeof(mo));
+		assert_int_equal(remat_i_milp_solve(be, &m, &mo, &mr, &err), REMAT_OK);
+		assert_int_equal(mr.status, REMAT_I_MILP_OPTIMAL);
+		assert_true(fabs(mr.obj + 1) < 1e-9);
+		remat_i_milp_result_release(&mr);
+	}
+	remat_i_milp_release(&m);
+}
+
 static void test_options(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
@@ -542,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_warm_start),
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_glpk_error_hook),
+		cmocka_unit_test(test_hard_time),
 		cmocka_unit_test(test_options),
 	};
 
