@@ -376,12 +376,18 @@ void remat_i_svg_overhead(FILE *f, const struct remat_i_row *rows, int64_t n)
 	if (nfeas == 0)
 		text(f, fr.left + fr.width / 2, fr.top + fr.height / 2, "middle", 16,
 		     "fill=\"#999\"", "no run found a schedule within its budget");
-	/* Where the graph came from, in small print (the end of long paths). */
+	/*
+	 * The graph's file name in small print: its folder is the machine's
+	 * business, not the chart's (a chart may be committed and moved).
+	 */
 	{
-		size_t len = strlen(r0->file);
+		const char *base = strrchr(r0->file, '/');
+		size_t len;
 
+		base = base ? base + 1 : r0->file;
+		len = strlen(base);
 		snprintf(l2, sizeof(l2), "%s%s", len > 60 ? "..." : "",
-			 r0->file + (len > 60 ? len - 57 : 0));
+			 base + (len > 60 ? len - 57 : 0));
 		text(f, W - 12, H - 10, "end", 11, "fill=\"#888\"", l2);
 	}
 	fputs("</svg>\n", f);
