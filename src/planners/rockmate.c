@@ -333,16 +333,6 @@ static void options_release(struct rk_options *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static int32_t to_slots(int64_t bytes, int64_t unit, int32_t cap)
-{
-	int64_t s;
-
-	if (bytes <= 0)
-		return 0;
-	s = bytes / unit + (bytes % unit != 0);
-	return s > cap ? cap : (int32_t)s;
-}
-
 /* Reallocate *p (a pointer to an array of size-byte items) to cap items. */
 static int grow(void *p, size_t size, int32_t cap)
 {
@@ -546,10 +536,10 @@ static int add_option(const struct remat_graph *g, const struct remat_chain *c, 
 	if (options_grow(o, nd))
 		return -1;
 	k = o->n;
-	o->xb[k] = to_slots(m.xbar, unit, cap);
-	o->fa[k] = to_slots(m.xbar + m.fwd_tmp, unit, cap);
-	o->bp[k] = to_slots(m.bwd_start + m.bwd_tmp, unit, cap);
-	o->fah[k] = to_slots(m.xbar + m.fwd_tmp_h, unit, cap);
+	o->xb[k] = remat_i_rotor_to_slots(m.xbar, unit, cap);
+	o->fa[k] = remat_i_rotor_to_slots(m.xbar + m.fwd_tmp, unit, cap);
+	o->bp[k] = remat_i_rotor_to_slots(m.bwd_start + m.bwd_tmp, unit, cap);
+	o->fah[k] = remat_i_rotor_to_slots(m.xbar + m.fwd_tmp_h, unit, cap);
 	o->fw[k] = m.fwd_cost;
 	o->bw[k] = m.bwd_cost;
 	o->fwh[k] = m.fwd_cost_h;
@@ -1431,10 +1421,10 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	struct remat_i_rk_chain rk;
 	struct rk_options o;
 	struct rk_scratch sc;
-	int32_t *gs = NULL, L, k, M, Mtab;
+	int32_t *gs = NULL, L, k;
 	long slots, max_stages, levels, exh;
 	struct rk_milp mp;
-	int64_t mtop, unit, x0;
+	struct remat_i_rotor_levels lv = { 0, 0, 0, 0, 0 };
 	int rc, tried_rotor = 0, tried_rk = 0, won_rk = 0;
 
 	memset(&ch, 0, sizeof(ch));
@@ -1478,13 +1468,8 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	}
 
 	/* Step 2: rotor's discretisation, one group per stage. */
-	x0 = remat_i_rotor_first_input_bytes(g, c, 1);
-	mtop = req->budget - (c->input_mem - x0);
-	if (mtop <= 0)
+	if (!remat_i_rotor_levels(g, c, req->budget, 1, slots, &lv))
 		goto done;
-	unit = remat_i_rotor_slot_unit(g, c, mtop, slots);
-	M = (int32_t)(mtop / unit);
-	Mtab = M + (M + 7) / 8;
 	gs = malloc(sizeof(int32_t) * ((size_t)L + 1));
 	if (!gs) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
@@ -1492,13 +1477,13 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	}
 	for (k = 0; k <= L; k++)
 		gs[k] = k;
-	rc = remat_i_rotor_build_slot_chain(g, c, gs, L, x0, unit, Mtab + 1, &ch, err);
+	rc = remat_i_rotor_build_slot_chain(g, c, gs, L, lv.x0, lv.unit, lv.Mtab + 1, &ch, err);
 	if (rc)
 		goto done;
 
 	/* Step 3: Rotor's plans. */
 	progress(req, "rotor", 0, NAN);
-	rc = rotor_plans(&run, &ch, Mtab, &tried_rotor, err);
+	rc = rotor_plans(&run, &ch, lv.Mtab, &tried_rotor, err);
 	if (rc)
 		goto done;
 
@@ -1510,7 +1495,7 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	}
 	if (req->deadline > 0 && mp.block_time <= 0)
 		mp.until = remat_now() + 0.3 * fmax(req->deadline - remat_now(), 0);
-	rc = build_options(g, c, levels, exh, &mp, unit, Mtab + 1, &o, &sc, err);
+	rc = build_options(g, c, levels, exh, &mp, lv.unit, lv.Mtab + 1, &o, &sc, err);
 	if (rc)
 		goto done;
 
@@ -1525,7 +1510,7 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 	rk.fw = o.fw;
 	rk.bw = o.bw;
 	rk.fwh = o.fwh;
-	rc = rk_plans(&run, &rk, &o, &sc, Mtab, &tried_rk, &won_rk, err);
+	rc = rk_plans(&run, &rk, &o, &sc, lv.Mtab, &tried_rk, &won_rk, err);
 	if (rc)
 		goto done;
 	if (req->report)
@@ -1534,7 +1519,7 @@ static int rockmate_plan_view(const struct remat_plan_request *req, struct remat
 			 "of %lld bytes; %d rotor plans, %d rk-Rotor plans simulated (%d "
 			 "improved the best)", (int)L, (int)o.distinct, (int)o.n,
 			 (int)mp.improved, (int)mp.solved,
-			 (int)M, (long long)unit, tried_rotor, tried_rk, won_rk);
+			 (int)lv.M, (long long)lv.unit, tried_rotor, tried_rk, won_rk);
 done:
 	free(gs);
 	options_release(&o);

@@ -689,7 +689,7 @@ static const struct remat_planner_option rotor_options[] = {
 	{ NULL, NULL, NULL }
 };
 
-static int32_t to_slots(int64_t bytes, int64_t unit, int32_t cap)
+int32_t remat_i_rotor_to_slots(int64_t bytes, int64_t unit, int32_t cap)
 {
 	int64_t s;
 
@@ -770,6 +770,21 @@ int64_t remat_i_rotor_first_input_bytes(const struct remat_graph *g, const struc
 	return x0;
 }
 
+int remat_i_rotor_levels(const struct remat_graph *g, const struct remat_chain *c,
+			 int64_t budget, int32_t end, long slots,
+			 struct remat_i_rotor_levels *lv)
+{
+	lv->x0 = remat_i_rotor_first_input_bytes(g, c, end);
+	lv->mtop = budget - (c->input_mem - lv->x0);
+	if (lv->mtop <= 0)
+		return 0;
+	if (lv->unit == 0)
+		lv->unit = remat_i_rotor_slot_unit(g, c, lv->mtop, slots);
+	lv->M = (int32_t)(lv->mtop / lv->unit);
+	lv->Mtab = lv->M + (lv->M + 7) / 8;
+	return 1;
+}
+
 /* Measure the groups [gs[g], gs[g+1]) into the slot chain. */
 int remat_i_rotor_build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
 			    const int32_t *gs, int32_t G, int64_t x0, int64_t unit, int32_t cap,
@@ -789,17 +804,17 @@ int remat_i_rotor_build_slot_chain(const struct remat_graph *g, const struct rem
 		struct remat_stage st;
 
 		remat_chain_measure(g, c, gs[k], gs[k + 1] - 1, scratch, &st);
-		ch->x[k] = k == 0 ? to_slots(x0, unit, cap) : to_slots(st.x, unit, cap);
-		ch->y[k] = to_slots(st.y, unit, cap);
-		ch->xb[k] = to_slots(st.xbar, unit, cap);
-		ch->fa[k] = to_slots(st.xbar + st.fwd_tmp, unit, cap);
-		ch->fah[k] = to_slots(st.xbar + st.fwd_tmp_h, unit, cap);
+		ch->x[k] = remat_i_rotor_to_slots(k == 0 ? x0 : st.x, unit, cap);
+		ch->y[k] = remat_i_rotor_to_slots(st.y, unit, cap);
+		ch->xb[k] = remat_i_rotor_to_slots(st.xbar, unit, cap);
+		ch->fa[k] = remat_i_rotor_to_slots(st.xbar + st.fwd_tmp, unit, cap);
+		ch->fah[k] = remat_i_rotor_to_slots(st.xbar + st.fwd_tmp_h, unit, cap);
 		ch->fwh[k] = st.fwd_cost_h;
-		ch->fo[k] = to_slots(st.y + st.fwd_tmp_ng, unit, cap);
-		ch->fi[k] = to_slots(st.fwd_peak_ng_in, unit, cap);
-		ch->bp[k] = to_slots(st.bwd_start + st.bwd_tmp, unit, cap);
-		ch->d[k] = to_slots(c->grad_at[gs[k]], unit, cap);
-		ch->po[k] = to_slots(st.out_mem, unit, cap);
+		ch->fo[k] = remat_i_rotor_to_slots(st.y + st.fwd_tmp_ng, unit, cap);
+		ch->fi[k] = remat_i_rotor_to_slots(st.fwd_peak_ng_in, unit, cap);
+		ch->bp[k] = remat_i_rotor_to_slots(st.bwd_start + st.bwd_tmp, unit, cap);
+		ch->d[k] = remat_i_rotor_to_slots(c->grad_at[gs[k]], unit, cap);
+		ch->po[k] = remat_i_rotor_to_slots(st.out_mem, unit, cap);
 		ch->fw[k] = st.fwd_cost;
 		ch->fwng[k] = st.fwd_cost_ng;
 		ch->bw[k] = st.bwd_cost;
@@ -861,9 +876,9 @@ static int rotor_plan_view(const struct remat_plan_request *req, struct remat_sc
 	struct remat_i_rotor_chain ch;
 	struct remat_i_rotor_table tab;
 	struct remat_i_cops gops, prev, ops;
-	int32_t *gs = NULL, G, k, M, Mtab, m, chosen = -1;
+	int32_t *gs = NULL, G, k, m, chosen = -1;
 	long slots, max_stages;
-	int64_t mtop, unit, x0;
+	struct remat_i_rotor_levels lv = { 0, 0, 0, 0, 0 };
 	int rc, tried = 0;
 
 	memset(&ch, 0, sizeof(ch));
@@ -884,19 +899,13 @@ static int rotor_plan_view(const struct remat_plan_request *req, struct remat_sc
 
 	/* Step 2's slot count first: it bounds how many groups the tables allow. */
 	G = c->n_stages < max_stages ? c->n_stages : (int32_t)max_stages;
-	x0 = remat_i_rotor_first_input_bytes(g, c, gs_end_first(c->n_stages, G));
-	mtop = req->budget - (c->input_mem - x0);
-	if (mtop <= 0)
+	if (!remat_i_rotor_levels(g, c, req->budget, gs_end_first(c->n_stages, G), slots, &lv))
 		goto done;
-	unit = remat_i_rotor_slot_unit(g, c, mtop, slots);
-	M = (int32_t)(mtop / unit);
-	Mtab = M + (M + 7) / 8;
-	while (G > 1 && 2 * remat_i_rotor_table_bytes(G, Mtab) > ROTOR_TABLE_CAP)
+	while (G > 1 && 2 * remat_i_rotor_table_bytes(G, lv.Mtab) > ROTOR_TABLE_CAP)
 		G = G * 3 / 4;
-	x0 = remat_i_rotor_first_input_bytes(g, c, gs_end_first(c->n_stages, G));
-	mtop = req->budget - (c->input_mem - x0);
-	M = (int32_t)(mtop / unit);
-	Mtab = M + (M + 7) / 8;
+	/* In the same unit: a larger first group only adds to x0 and mtop. */
+	if (!remat_i_rotor_levels(g, c, req->budget, gs_end_first(c->n_stages, G), slots, &lv))
+		goto done;
 
 	/* Step 1: groups of neighbouring stages when the chain is long. */
 	gs = malloc(sizeof(int32_t) * ((size_t)G + 1));
@@ -906,25 +915,25 @@ static int rotor_plan_view(const struct remat_plan_request *req, struct remat_sc
 	}
 	for (k = 0; k <= G; k++)
 		gs[k] = (int32_t)((int64_t)k * c->n_stages / G);
-	rc = remat_i_rotor_build_slot_chain(g, c, gs, G, x0, unit, Mtab + 1, &ch, err);
+	rc = remat_i_rotor_build_slot_chain(g, c, gs, G, lv.x0, lv.unit, lv.Mtab + 1, &ch, err);
 	if (rc)
 		goto done;
 
 	/* Step 3: the tables. */
-	rc = remat_i_rotor_solve(&ch, Mtab, &tab, req, err);
+	rc = remat_i_rotor_solve(&ch, lv.Mtab, &tab, req, err);
 	if (rc == REMAT_ECANCELED) {
 		/* Keep the no-remat order if it fits. */
 		rc = run.best.have ? REMAT_OK
 			: REMAT_FAIL(err, REMAT_ENOFIT, "planner 'rotor': the time limit passed "
 				     "before its table of %d stages x %d slots was filled, and "
-				     "the no-remat order does not fit", (int)G, (int)Mtab);
+				     "the no-remat order does not fit", (int)G, (int)lv.Mtab);
 		goto done;
 	}
 	if (rc)
 		goto done;
 
 	/* Steps 4 and 5: internal budgets from the top, each plan simulated. */
-	for (m = Mtab; m >= 0; m--) {
+	for (m = lv.Mtab; m >= 0; m--) {
 		double model = remat_i_rotor_cost(&tab, m);
 		int kept = 0;
 
@@ -959,7 +968,7 @@ static int rotor_plan_view(const struct remat_plan_request *req, struct remat_sc
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "%d stages in %d groups, %d slots of %lld bytes (table to %d), "
 			 "%d plans simulated, internal budget %d", (int)c->n_stages, (int)G,
-			 (int)M, (long long)unit, (int)Mtab, tried, (int)chosen);
+			 (int)lv.M, (long long)lv.unit, (int)lv.Mtab, tried, (int)chosen);
 done:
 	free(gs);
 	remat_i_rotor_table_release(&tab);

@@ -94,6 +94,27 @@ int64_t remat_i_rotor_slot_unit(const struct remat_graph *g, const struct remat_
 				int64_t mtop, long slots);
 int64_t remat_i_rotor_first_input_bytes(const struct remat_graph *g,
 					const struct remat_chain *c, int32_t end);
+/* bytes in slots of unit bytes, rounded up, at most cap. */
+int32_t remat_i_rotor_to_slots(int64_t bytes, int64_t unit, int32_t cap);
+
+/* Step 2's figures for one grouping of the stages. */
+struct remat_i_rotor_levels {
+	int64_t x0;    /* bytes of the inputs only the first group reads */
+	int64_t mtop;  /* the budget above the other, resident inputs */
+	int64_t unit;  /* bytes per slot */
+	int32_t M;     /* whole slots in mtop */
+	int32_t Mtab;  /* slots the tables span: M and an eighth more */
+};
+/*
+ * Fill lv for a first group ending at stage end: the slot unit is
+ * remat_i_rotor_slot_unit()'s for mtop when lv->unit is 0, else kept (a
+ * regrouping measures in the slots it started with).  0 when mtop <= 0
+ * (nothing fits above the resident inputs; M and Mtab are then not set),
+ * else 1.
+ */
+int remat_i_rotor_levels(const struct remat_graph *g, const struct remat_chain *c,
+			 int64_t budget, int32_t end, long slots,
+			 struct remat_i_rotor_levels *lv);
 int remat_i_rotor_build_slot_chain(const struct remat_graph *g, const struct remat_chain *c,
 				   const int32_t *gs, int32_t G, int64_t x0, int64_t unit,
 				   int32_t cap, struct remat_i_rotor_chain *ch,
