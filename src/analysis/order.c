@@ -45,6 +45,7 @@
 #include <string.h>
 
 #include "remat/order.h"
+#include "core/rand.h"
 #include "remat/planner.h"
 #include "analysis/order_basic.h"
 
@@ -403,20 +404,6 @@ static int order_greedy(const struct remat_graph *g, double deadline, int32_t *o
 
 /* ---- local search ---- */
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static int64_t rand_below(uint64_t *s, int64_t n)
-{
-	return n <= 1 ? 0 : (int64_t)(next_rand(s) % (uint64_t)n);
-}
-
 static void tree_set(struct ord *o, int32_t k, int64_t v)
 {
 	int32_t i = k + o->size;
@@ -620,11 +607,11 @@ static int pick_move(struct ord *o, uint64_t *rng, int near_peak, int32_t *vout,
 	int32_t v, i, lo = 0, hi = o->L - 1, j, k;
 
 	if (!near_peak) {
-		i = (int32_t)rand_below(rng, o->L);
+		i = (int32_t)remat_i_rand_below(rng, o->L);
 	} else {
 		int32_t c = tree_argmax(o), w = 16;
 
-		i = c - w + (int32_t)rand_below(rng, 2 * w + 1);
+		i = c - w + (int32_t)remat_i_rand_below(rng, 2 * w + 1);
 		if (i < 0)
 			i = 0;
 		if (i >= o->L)
@@ -639,7 +626,7 @@ static int pick_move(struct ord *o, uint64_t *rng, int near_peak, int32_t *vout,
 			hi = o->pos[g->use_idx[k]] - 1;
 	if (hi <= lo)
 		return 0;
-	j = lo + (int32_t)rand_below(rng, hi - lo);
+	j = lo + (int32_t)remat_i_rand_below(rng, hi - lo);
 	if (j >= i)
 		j++; /* never i itself */
 	*vout = v;

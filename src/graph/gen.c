@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "remat/gen.h"
+#include "core/rand.h"
 #include "graph/gen_internal.h"
 
 struct rng {
@@ -23,11 +24,7 @@ struct rng {
 
 static uint64_t rng_next(struct rng *r)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return remat_i_rand_next(&r->s);
 }
 
 /* Uniform in [0, n), n >= 1. */

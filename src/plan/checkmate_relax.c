@@ -12,6 +12,7 @@
 
 #include "remat/bound.h"
 #include "remat/planner.h"
+#include "core/rand.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
@@ -32,16 +33,6 @@ static double lp_seconds(int64_t nnz)
 	double r = (double)nnz / 2e5;
 
 	return 1e-5 * (double)nnz * pow(r > 1 ? r : 1, 0.7);
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-	/* splitmix64: a fixed, portable sequence for a given seed. */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* Solve the relaxation of cm (built here); REMAT_OK with res filled. */
@@ -101,7 +92,7 @@ static int round_solution(struct remat_i_cm_rounding *r, const struct remat_i_cm
 				if (th <= 9)
 					bit = v >= th / 10.0 - 1e-9;
 				else
-					bit = (double)(next_rand(rng) >> 11) * 0x1p-53 < v;
+					bit = (double)(remat_i_rand_next(rng) >> 11) * 0x1p-53 < v;
 				r->cand.S[(int64_t)t * N + m] = (uint8_t)bit;
 			}
 		remat_i_cm_r_from_s(cm, &r->cand);

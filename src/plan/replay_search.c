@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rand.h"
 #include "analysis/needed.h"
 #include "plan/evict_replay.h"
 #include "plan/keep_pass.h"
@@ -66,20 +67,6 @@ static void note_hot(struct rs *R)
 	for (i = 0; i < R->kept.n; i++)
 		if (++R->cnt[R->kept.steps[i].node] == 2)
 			R->hot[R->nhot++] = R->kept.steps[i].node;
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static int32_t rand_below(uint64_t *s, int32_t n)
-{
-	return n <= 1 ? 0 : (int32_t)(next_rand(s) % (uint64_t)n);
 }
 
 /* Step 2: the cost of seq's replay into R->kept, or HUGE_VAL. */
@@ -139,12 +126,14 @@ static void move(struct rs *R, int32_t from, int32_t to)
 static int pick(struct rs *R, uint64_t *rng, int32_t *from, int32_t *to)
 {
 	const struct remat_graph *g = R->g;
-	int32_t i = rand_below(rng, R->m), v = R->seq[i], lo = 0, hi = R->m - 1, k, j;
+	int32_t i = (int32_t)remat_i_rand_below(rng, R->m);
+	int32_t v = R->seq[i], lo = 0, hi = R->m - 1, k, j;
 
 	/* Half the moves: a recomputed node or one of its users. */
-	if (R->nhot > 0 && (next_rand(rng) & 1)) {
-		int32_t h = R->hot[rand_below(rng, R->nhot)];
-		int32_t nu = g->use_off[h + 1] - g->use_off[h], c = rand_below(rng, nu + 1);
+	if (R->nhot > 0 && (remat_i_rand_next(rng) & 1)) {
+		int32_t h = R->hot[(int32_t)remat_i_rand_below(rng, R->nhot)];
+		int32_t nu = g->use_off[h + 1] - g->use_off[h];
+		int32_t c = (int32_t)remat_i_rand_below(rng, nu + 1);
 
 		v = c == nu ? h : g->use_idx[g->use_off[h] + c];
 		if (R->pos[v] < 0)
@@ -160,7 +149,7 @@ static int pick(struct rs *R, uint64_t *rng, int32_t *from, int32_t *to)
 			hi = R->pos[g->use_idx[k]] - 1;
 	if (hi <= lo)
 		return 0;
-	j = lo + rand_below(rng, hi - lo);
+	j = lo + (int32_t)remat_i_rand_below(rng, hi - lo);
 	if (j >= i)
 		j++; /* a place other than its own */
 	*from = i;
