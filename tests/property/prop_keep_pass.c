@@ -21,42 +21,6 @@
 #include "testutil.h"
 #include "plan/keep_pass.h"
 
-static char *random_dag(uint64_t *st, int n)
-{
-	size_t cap = (size_t)n * (size_t)n * 12 + 4096, used = 0;
-	char *b = malloc(cap);
-	int i, j, first, n_in = 1 + (int)(tu_rand(st) % 3), outs = 0;
-
-#define OUT(...) used += (size_t)snprintf(b + used, cap - used, __VA_ARGS__)
-	OUT("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[");
-	for (i = 0; i < n; i++) {
-		OUT("%s{\"id\":\"v%d\",\"mem\":%d", i ? "," : "", i, (int)(tu_rand(st) % 9));
-		if (i < n_in) {
-			OUT(",\"kind\":\"input\"}");
-			continue;
-		}
-		if (tu_rand(st) % 6 == 0)
-			OUT(",\"workspace\":%d", (int)(tu_rand(st) % 12));
-		if (tu_rand(st) % 8 == 0)
-			OUT(",\"recompute\":false");
-		OUT(",\"cost\":%d,\"inputs\":[", (int)(tu_rand(st) % 4));
-		first = 1;
-		for (j = 0; j < i; j++)
-			if (j == i - 1 || tu_rand(st) % 100 < 25) {
-				OUT("%s\"v%d\"", first ? "" : ",", j);
-				first = 0;
-			}
-		OUT("]}");
-	}
-	OUT("],\"outputs\":[\"v%d\"", n - 1);
-	for (i = 0; i < n - 1; i++)
-		if (tu_rand(st) % 10 == 0 && outs++ < 3)
-			OUT(",\"v%d\"", i);
-	OUT("]}");
-#undef OUT
-	return b;
-}
-
 /*
  * A valid compute order: the topological order of the non-input nodes,
  * and up to extra recomputations of rematerializable non-output nodes, each placed
@@ -177,7 +141,7 @@ static void prop_random(void **state)
 
 	(void)state;
 	for (gi = 0; gi < 300; gi++) {
-		char *json = random_dag(&st, 3 + (int)(tu_rand(&st) % 14));
+		char *json = tu_random_any_dag_json(&st, 3 + (int)(tu_rand(&st) % 14), 25);
 		struct remat_graph *g = tu_graph(json);
 		struct remat_schedule order;
 		struct remat_sim_result r;

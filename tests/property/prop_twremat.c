@@ -21,44 +21,6 @@
 #include "testutil.h"
 #include "exhaustive.h"
 
-static char *random_dag(uint64_t *st, int n)
-{
-	size_t cap = (size_t)n * (size_t)n * 12 + 4096, used = 0;
-	char *b = malloc(cap);
-	int i, j, first, n_in = 1 + (int)(tu_rand(st) % 3), outs = 0;
-
-#define OUT(...) used += (size_t)snprintf(b + used, cap - used, __VA_ARGS__)
-	OUT("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[");
-	for (i = 0; i < n; i++) {
-		int input = i < n_in;
-
-		OUT("%s{\"id\":\"v%d\",\"mem\":%d", i ? "," : "", i, (int)(tu_rand(st) % 9));
-		if (input) {
-			OUT(",\"kind\":\"input\"}");
-			continue;
-		}
-		if (tu_rand(st) % 6 == 0)
-			OUT(",\"workspace\":%d", (int)(tu_rand(st) % 12));
-		if (tu_rand(st) % 8 == 0)
-			OUT(",\"recompute\":false");
-		OUT(",\"cost\":%d,\"inputs\":[", (int)(tu_rand(st) % 4));
-		first = 1;
-		for (j = 0; j < i; j++)
-			if (j == i - 1 || tu_rand(st) % 100 < 20) {
-				OUT("%s\"v%d\"", first ? "" : ",", j);
-				first = 0;
-			}
-		OUT("]}");
-	}
-	OUT("],\"outputs\":[\"v%d\"", n - 1);
-	for (i = 0; i < n - 1; i++)
-		if (tu_rand(st) % 10 == 0 && outs++ < 3)
-			OUT(",\"v%d\"", i);
-	OUT("]}");
-#undef OUT
-	return b;
-}
-
 /* twremat through tu_plan_run() (testutil.h), which checks the answer. */
 static int plan(const struct remat_graph *g, int64_t budget, const char *cutoff, unsigned flags,
 		const double *brute, struct remat_schedule *s, struct remat_sim_result *r)
@@ -134,7 +96,7 @@ static void prop_random_dags(void **state)
 
 	(void)state;
 	for (round = 0; round < 150; round++) {
-		char *json = random_dag(&seed, 3 + round % 40);
+		char *json = tu_random_any_dag_json(&seed, 3 + round % 40, 20);
 		struct remat_graph *g = tu_graph(json);
 
 		check_graph(g);

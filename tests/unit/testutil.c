@@ -96,6 +96,42 @@ uint64_t tu_rand(uint64_t *state)
 	return x;
 }
 
+char *tu_random_any_dag_json(uint64_t *st, int n, int edge_pct)
+{
+	size_t cap = (size_t)n * (size_t)n * 12 + 4096, used = 0;
+	char *b = malloc(cap);
+	int i, j, first, n_in = 1 + (int)(tu_rand(st) % 3), outs = 0;
+
+#define OUT(...) used += (size_t)snprintf(b + used, cap - used, __VA_ARGS__)
+	OUT("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[");
+	for (i = 0; i < n; i++) {
+		OUT("%s{\"id\":\"v%d\",\"mem\":%d", i ? "," : "", i, (int)(tu_rand(st) % 9));
+		if (i < n_in) {
+			OUT(",\"kind\":\"input\"}");
+			continue;
+		}
+		if (tu_rand(st) % 6 == 0)
+			OUT(",\"workspace\":%d", (int)(tu_rand(st) % 12));
+		if (tu_rand(st) % 8 == 0)
+			OUT(",\"recompute\":false");
+		OUT(",\"cost\":%d,\"inputs\":[", (int)(tu_rand(st) % 4));
+		first = 1;
+		for (j = 0; j < i; j++)
+			if (j == i - 1 || tu_rand(st) % 100 < (uint64_t)edge_pct) {
+				OUT("%s\"v%d\"", first ? "" : ",", j);
+				first = 0;
+			}
+		OUT("]}");
+	}
+	OUT("],\"outputs\":[\"v%d\"", n - 1);
+	for (i = 0; i < n - 1; i++)
+		if (tu_rand(st) % 10 == 0 && outs++ < 3)
+			OUT(",\"v%d\"", i);
+	OUT("]}");
+#undef OUT
+	return b;
+}
+
 char *tu_random_graph_json(uint64_t *state, int n, double p, int training)
 {
 	size_t cap = (size_t)n * (size_t)n * 24 + 4096, used = 0;

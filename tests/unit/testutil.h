@@ -28,6 +28,13 @@ const char *tu_sched_text(const struct remat_graph *g, const struct remat_schedu
 uint64_t tu_rand(uint64_t *state);
 /* Random DAG as remat-graph JSON (malloc'd); n nodes, edge probability p. */
 char *tu_random_graph_json(uint64_t *state, int n, double p, int training);
+/*
+ * Random DAG of every shape the format allows (JSON, malloc'd): 1-3
+ * inputs, n nodes in all, zero sizes, workspaces, "recompute": false,
+ * node i reading node i-1 and each earlier node with probability
+ * edge_pct %, the last node an output with up to three more.
+ */
+char *tu_random_any_dag_json(uint64_t *st, int n, int edge_pct);
 
 /*
  * Figures every schedule of g obeys, derived here from FORMATS.md alone
