@@ -32,6 +32,25 @@ def no_torch_message():
             % sys.executable)
 
 
+def import_torch():
+    """torch, or None after printing no_torch_message() on stderr."""
+    try:
+        import torch
+    except ImportError:
+        print(no_torch_message(), file=sys.stderr)
+        return None
+    return torch
+
+
+def command_parser(doc, prog):
+    """The parser of a subcommand whose module docstring is its help: the
+    first paragraph the description, the third on the epilog."""
+    import argparse
+    return argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0],
+                                   epilog=doc.split("\n\n", 2)[2],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def storage_key(t):
     """(data_ptr, nbytes) of a tensor's storage, None when it holds no
     bytes: how both exporters tell tensors that share memory apart."""

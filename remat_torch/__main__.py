@@ -3,7 +3,7 @@ commands.  Each command is a module with main(argv, prog) -> exit code."""
 import importlib
 import sys
 
-from remat_torch import no_torch_message
+from remat_torch import import_torch
 
 # name -> (module, one-line description)
 COMMANDS = {
@@ -20,10 +20,7 @@ USAGE = "usage: python3 -m remat_torch COMMAND [ARGS...]   (COMMAND --help for i
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    try:
-        import torch  # noqa: F401 - every command needs it
-    except ImportError:
-        print(no_torch_message(), file=sys.stderr)
+    if import_torch() is None:  # every command needs it
         return 1
     if not argv or argv[0] in ("-h", "--help"):
         out = sys.stdout if argv else sys.stderr

@@ -30,7 +30,6 @@ replayed); 3 when the planner finds no schedule within the budget.  With
 --json: one object with exactly the keys above plus planner, budget and
 error.
 """
-import argparse
 import copy
 import json
 import os
@@ -38,7 +37,7 @@ import shutil
 import sys
 import tempfile
 
-from remat_torch import no_torch_message
+from remat_torch import command_parser, import_torch
 
 PROG = "remat_torch check"
 
@@ -85,18 +84,14 @@ def _mib(b):
 
 
 def main(argv=None, prog=PROG):
-    try:
-        import torch
-    except ImportError:
-        print(no_torch_message(), file=sys.stderr)
+    torch = import_torch()
+    if torch is None:
         return 1
     from remat_torch import export as EX
     from remat_torch import joint as JT
     from remat_torch import api
     from remat_torch.executor import ScheduleError, read_schedule
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 2)[2],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_parser(__doc__, prog)
     ap.add_argument("model", help="a torchvision model name, one of the exporter's extras "
                     "(%s), or FILE.py:FUNCTION" % ", ".join(EX.EXTRAS))
     ap.add_argument("--batch", type=int, default=1, help="batch size (default 1)")

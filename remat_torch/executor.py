@@ -19,7 +19,7 @@ also reports torch.cuda.max_memory_allocated for the run.
 """
 import json
 
-from remat_torch.joint import JointError, Runner, storage_key, value_storages
+from remat_torch.joint import JointError, Runner, value_storages
 
 try:
     import torch

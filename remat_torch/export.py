@@ -63,11 +63,9 @@ peak of the file is PyTorch's own order with every tensor freed at last use.
 """
 import argparse
 import json
-import math
 import os
 import sys
 import time
-import weakref
 
 from remat_torch import no_torch_message
 from remat_torch import storage_key as _storage

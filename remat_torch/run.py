@@ -16,27 +16,21 @@ peak the schedule has under the graph's memory model, and the recomputes;
 and every gradient are bitwise equal.  Exit 0 when the measured peak equals
 the model's (and, with --compare, the gradients are equal), 1 otherwise.
 """
-import argparse
 import json
-import os
 import sys
 
-from remat_torch import no_torch_message
+from remat_torch import command_parser, import_torch
 
 PROG = "remat_torch run"
 
 
 def main(argv=None, prog=PROG):
-    try:
-        import torch
-    except ImportError:
-        print(no_torch_message(), file=sys.stderr)
+    torch = import_torch()
+    if torch is None:
         return 1
     from remat_torch import joint as JT
     from remat_torch.executor import ScheduleError, check_schedule, execute, read_schedule
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                 epilog=__doc__.split("\n\n", 2)[2],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = command_parser(__doc__, prog)
     ap.add_argument("graph", help="a joint graph (export --joint)")
     ap.add_argument("schedule", help="a remat-schedule for it")
     ap.add_argument("--tensors", help="parameters, buffers and batch (default GRAPH.pt)")
