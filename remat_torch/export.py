@@ -149,15 +149,6 @@ class Node:
         self.recompute = True
 
 
-def _dedup(xs):
-    seen, out = set(), []
-    for x in xs:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
-
-
 # --------------------------------------------------------------- recorder
 
 class Recorder:
@@ -229,7 +220,7 @@ class Recorder:
         st = _storage(t)
         if st and st[0] in self.owner:
             d.append(self.owner[st[0]])
-        return _dedup(d)
+        return list(dict.fromkeys(d))
 
     def ensure_known(self, t):
         """A tensor from outside the model that is not a parameter (a target,
@@ -269,7 +260,7 @@ class Recorder:
             return
         name = func._schema.name
         short = name.split("::")[-1]
-        inputs = _dedup([d for a in acts for d in self.deps(a)])
+        inputs = list(dict.fromkeys([d for a in acts for d in self.deps(a)]))
         if self.measure:
             cost = seconds * 1e6
         else:
@@ -494,7 +485,8 @@ def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=
                 grad_owner[st[0]] = nid
         cost = secs * 1e6 if measure else flops
         label = "%s (%s)" % (type(fn).__name__, fw.label)
-        bw_nodes.append(Node(nid, "backward", mem, cost, _dedup(inputs_), label, fw.id))
+        bw_nodes.append(Node(nid, "backward", mem, cost, list(dict.fromkeys(inputs_)), label,
+                             fw.id))
     missing = [fn for fn in included if fn not in bw_id]
     if missing:
         raise RuntimeError("autograd nodes that never ran: %s" % missing[:3])

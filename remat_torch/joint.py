@@ -196,15 +196,6 @@ def ref_nodes(r, out):
     return out
 
 
-def _dedup(xs):
-    seen, out = set(), []
-    for x in xs:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
-
-
 def _dtype_name(t):
     return str(t.dtype).replace("torch.", "")
 
@@ -550,7 +541,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
         raise JointError("the traced step returns %d values, expected %d" % (len(out_fx), 1 + np_))
     J.loss = ref[out_fx[0]]
     J.grads = [ref[g] if isinstance(g, torch.fx.Node) else None for g in out_fx[1:]]
-    J.mutated = _dedup(mutated)
+    J.mutated = list(dict.fromkeys(mutated))
     return J
 
 
@@ -654,7 +645,7 @@ def _finish(J, model, inputs, targets, measure, say):
         for c in n.calls:
             ref_nodes(c["args"], deps)
             ref_nodes(list(c["kwargs"].values()), deps)
-        n.inputs = [d for d in _dedup(deps) if d != n.id]
+        n.inputs = [d for d in dict.fromkeys(deps) if d != n.id]
     # Updates of buffers computed from parameters and buffers alone
     # (num_batches_tracked += 1) run after the schedule: the epilogue.
     ext_only = set()
@@ -675,7 +666,7 @@ def _finish(J, model, inputs, targets, measure, say):
     outs = []
     for r in _output_refs(J):
         ref_nodes(r, outs)
-    J.outputs = _dedup(outs)
+    J.outputs = list(dict.fromkeys(outs))
     needed = closure(J.outputs)
     epi = closure(epi_roots) - needed
     J.epilogue = [n for n in J.nodes if n.id in epi]
@@ -696,7 +687,7 @@ def _finish(J, model, inputs, targets, measure, say):
             n.keep = sorted(i for i in used.get(n.id, ()) if i is not None)
 
     # Kinds.
-    loss_nodes = _dedup(ref_nodes(J.loss, []))
+    loss_nodes = list(dict.fromkeys(ref_nodes(J.loss, [])))
     if len(loss_nodes) != 1 or J.byid[loss_nodes[0]].kind == "input":
         raise JointError("the loss is not computed by one node of the graph (%s)" % loss_nodes)
     loss_id = loss_nodes[0]
