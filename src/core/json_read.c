@@ -887,6 +887,17 @@ int remat_i_json_uint(const struct cJSON *v, int64_t max, int64_t *out)
 	return 1;
 }
 
+int remat_i_json_field_fail(const char *src, struct remat_error *err, const char *field,
+			    const char *what, const cJSON *got)
+{
+	char shown[64];
+
+	if (!got)
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
+	remat_i_json_show(got, shown, sizeof(shown));
+	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what, shown);
+}
+
 void remat_i_json_show(const struct cJSON *v, char *buf, size_t size)
 {
 	char *txt;

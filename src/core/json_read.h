@@ -71,4 +71,12 @@ int remat_i_utf8_seq(const unsigned char *p, const unsigned char *e);
  */
 void remat_i_json_show(const struct cJSON *v, char *buf, size_t size);
 
+/*
+ * REMAT_EINPUT with "SRC: 'field' what", and " (got VALUE)" when got is
+ * not NULL: how the graph and schedule loaders name a bad top-level
+ * member.  Returns REMAT_EINPUT.
+ */
+int remat_i_json_field_fail(const char *src, struct remat_error *err, const char *field,
+			    const char *what, const struct cJSON *got);
+
 #endif

@@ -152,18 +152,6 @@ static int load_node(const char *src, const cJSON *jn, int index,
 	return remat_builder_add(b, &s, err);
 }
 
-static int top_fail(const char *src, struct remat_error *err, const char *field,
-		    const char *what, const cJSON *got)
-{
-	char shown[64];
-
-	if (!got)
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
-	remat_i_json_show(got, shown, sizeof(shown));
-	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what,
-			  shown);
-}
-
 static int build_from_json(const cJSON *root, const char *src,
 			   struct remat_graph_builder *b, struct remat_error *err)
 {
@@ -179,20 +167,21 @@ static int build_from_json(const cJSON *root, const char *src,
 		return remat_i_nx_build(root, src, 0, b, err);
 	v = remat_i_json_member(root, "format", NULL);
 	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-graph") != 0)
-		return top_fail(src, err, "format", "must be \"remat-graph\"", v);
+		return remat_i_json_field_fail(src, err, "format", "must be \"remat-graph\"", v);
 	v = remat_i_json_member(root, "version", NULL);
 	if (!v || !remat_i_json_uint(v, 1, &version) || version != 1)
-		return top_fail(src, err, "version", "must be 1", v);
+		return remat_i_json_field_fail(src, err, "version", "must be 1", v);
 	v = remat_i_json_member(root, "name", NULL);
 	if (v) {
 		if (!cJSON_IsString(v))
-			return top_fail(src, err, "name", "must be a string", v);
+			return remat_i_json_field_fail(src, err, "name", "must be a string", v);
 		REMAT_TRY(remat_builder_set_name(b, v->valuestring, err));
 	}
 	v = remat_i_json_member(root, "cost_unit", NULL);
 	if (v) {
 		if (!cJSON_IsString(v))
-			return top_fail(src, err, "cost_unit", "must be a string", v);
+			return remat_i_json_field_fail(src, err, "cost_unit",
+						       "must be a string", v);
 		REMAT_TRY(remat_builder_set_cost_unit(b, v->valuestring, err));
 	}
 	v = remat_i_json_member(root, "fixed_bytes", NULL);
@@ -200,13 +189,14 @@ static int build_from_json(const cJSON *root, const char *src,
 		int64_t fixed;
 
 		if (!remat_i_json_uint(v, REMAT_MAX_BYTES, &fixed))
-			return top_fail(src, err, "fixed_bytes",
+			return remat_i_json_field_fail(src, err, "fixed_bytes",
 					"must be an integer number of bytes from 0 to 2^53", v);
 		remat_builder_set_fixed_bytes(b, fixed);
 	}
 	v = remat_i_json_member(root, "nodes", NULL);
 	if (!v || !cJSON_IsArray(v))
-		return top_fail(src, err, "nodes", "must be an array of node objects", v);
+		return remat_i_json_field_fail(src, err, "nodes",
+					       "must be an array of node objects", v);
 	cJSON_ArrayForEach(it, v) {
 		rc = load_node(src, it, i++, b, &ins, err);
 		if (rc)
@@ -218,11 +208,13 @@ static int build_from_json(const cJSON *root, const char *src,
 	v = remat_i_json_member(root, "outputs", NULL);
 	if (v) {
 		if (!cJSON_IsArray(v))
-			return top_fail(src, err, "outputs", "must be an array of node ids", v);
+			return remat_i_json_field_fail(src, err, "outputs",
+						       "must be an array of node ids", v);
 		remat_builder_outputs_given(b);
 		cJSON_ArrayForEach(it, v) {
 			if (!cJSON_IsString(it))
-				return top_fail(src, err, "outputs", "must hold id strings", it);
+				return remat_i_json_field_fail(src, err, "outputs",
+							       "must hold id strings", it);
 			REMAT_TRY(remat_builder_add_output(b, it->valuestring, err));
 		}
 	}

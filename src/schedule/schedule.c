@@ -95,18 +95,6 @@ static int step_fail(const char *src, long i, struct remat_error *err,
 			  detail ? " '" : "", detail ? detail : "", detail ? "'" : "");
 }
 
-/* "SRC: 'field' what[ (got VALUE)]", as the graph loader says it. */
-static int top_fail(const char *src, struct remat_error *err, const char *field,
-		    const char *what, const cJSON *got)
-{
-	char shown[64];
-
-	if (!got)
-		return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s", src, field, what);
-	remat_i_json_show(got, shown, sizeof(shown));
-	return REMAT_FAIL(err, REMAT_EINPUT, "%s: '%s' %s (got %s)", src, field, what, shown);
-}
-
 /*
  * Steps from a parsed tree (consumed).  The strict reader has checked the
  * JSON (duplicate keys included); "format" and "version" are required, as
@@ -126,17 +114,17 @@ static int read_tree(cJSON *root, const char *src, const struct remat_graph *g,
 	}
 	v = remat_i_json_member(root, "format", NULL);
 	if (!v || !cJSON_IsString(v) || strcmp(v->valuestring, "remat-schedule") != 0) {
-		rc = top_fail(src, err, "format", "must be \"remat-schedule\"", v);
+		rc = remat_i_json_field_fail(src, err, "format", "must be \"remat-schedule\"", v);
 		goto done;
 	}
 	v = remat_i_json_member(root, "version", NULL);
 	if (!v || !remat_i_json_uint(v, 1, &version) || version != 1) {
-		rc = top_fail(src, err, "version", "must be 1", v);
+		rc = remat_i_json_field_fail(src, err, "version", "must be 1", v);
 		goto done;
 	}
 	steps = remat_i_json_member(root, "steps", NULL);
 	if (!steps || !cJSON_IsArray(steps)) {
-		rc = top_fail(src, err, "steps", "must be an array of steps", steps);
+		rc = remat_i_json_field_fail(src, err, "steps", "must be an array of steps", steps);
 		goto done;
 	}
 	rc = remat_schedule_reserve(out, cJSON_GetArraySize(steps), err);
