@@ -489,6 +489,7 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 	int64_t peak, peak2;
 	int32_t node, node2;
 	char pk[32], bu[32];
+	const char *late = "";
 	long rounds;
 	int rc, rc2;
 
@@ -505,6 +506,11 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 			peak = peak2;
 			node = node2;
 		}
+		if (rc2 == REMAT_ECANCELED)
+			late = " (the time limit ran out during the second round, with blocks)";
+	}
+	if (rc == REMAT_OK && peak > req->budget) {
+		/* The lower peak of the rounds, and where it was reached. */
 		remat_schedule_clear(out);
 		remat_format_bytes(peak, pk, sizeof(pk));
 		remat_format_bytes(req->budget, bu, sizeof(bu));
@@ -512,19 +518,7 @@ static int greedy_plan(const struct remat_plan_request *req, struct remat_schedu
 				  "greedy: memory reaches %s (%lld bytes) %s%s%s, over the budget of "
 				  "%s, with nothing left there to rematerialize%s", pk, (long long)peak,
 				  node < 0 ? "at the start" : "at '", node < 0 ? "" : g->id[node],
-				  node < 0 ? "" : "'", bu,
-				  rc2 == REMAT_ECANCELED ? " (the time limit ran out during the "
-				  "second round, with blocks)" : "");
-	}
-	if (rc == REMAT_OK && peak > req->budget) {
-		remat_schedule_clear(out);
-		remat_format_bytes(peak, pk, sizeof(pk));
-		remat_format_bytes(req->budget, bu, sizeof(bu));
-		return REMAT_FAIL(err, REMAT_ENOFIT,
-				  "greedy: memory reaches %s (%lld bytes) %s%s%s, over the budget of "
-				  "%s, with nothing left there to rematerialize", pk, (long long)peak,
-				  node < 0 ? "at the start" : "at '", node < 0 ? "" : g->id[node],
-				  node < 0 ? "" : "'", bu);
+				  node < 0 ? "" : "'", bu, late);
 	}
 	if (rc == REMAT_ECANCELED) {
 		/* Out of time (the runner still offers the no-remat order). */
