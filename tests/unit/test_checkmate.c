@@ -487,6 +487,18 @@ static void test_map(void **state)
 	remat_graph_free(g);
 }
 
+/* max x, x integer in [0, 1], x <= 1: optimum x = 1, objective -1 (minimised). */
+static void one_var_model(struct remat_i_milp *m)
+{
+	struct remat_error err;
+
+	remat_i_milp_init(m);
+	assert_int_equal(remat_i_milp_add_col(m, 0, 1, -1, 1, NULL, &err), REMAT_OK);
+	remat_i_milp_row_begin(m);
+	assert_int_equal(remat_i_milp_row_add(m, 0, 1, &err), REMAT_OK);
+	assert_int_equal(remat_i_milp_row_end(m, -HUGE_VAL, 1, &err), REMAT_OK);
+}
+
 /* GLPK's misuse abort becomes an error, and GLPK still works after it. */
 static void test_glpk_error_hook(void **state)
 {
@@ -496,11 +508,7 @@ static void test_glpk_error_hook(void **state)
 	struct remat_error err;
 
 	(void)state;
-	remat_i_milp_init(&m);
-	assert_int_equal(remat_i_milp_add_col(&m, 0, 1, -1, 1, NULL, &err), REMAT_OK);
-	remat_i_milp_row_begin(&m);
-	assert_int_equal(remat_i_milp_row_add(&m, 0, 1, &err), REMAT_OK);
-	assert_int_equal(remat_i_milp_row_end(&m, -HUGE_VAL, 1, &err), REMAT_OK);
+	one_var_model(&m);
 	/* Corrupt a column index behind the builder's back. */
 	m.row_idx[0] = 7;
 	memset(&mo, 0, sizeof(mo));
@@ -530,11 +538,7 @@ static void test_hard_time(void **state)
 	int b;
 
 	(void)state;
-	remat_i_milp_init(&m);
-	assert_int_equal(remat_i_milp_add_col(&m, 0, 1, -1, 1, NULL, &err), REMAT_OK);
-	remat_i_milp_row_begin(&m);
-	assert_int_equal(remat_i_milp_row_add(&m, 0, 1, &err), REMAT_OK);
-	assert_int_equal(remat_i_milp_row_end(&m, -HUGE_VAL, 1, &err), REMAT_OK);
+	one_var_model(&m);
 	for (b = 0; b < 2; b++) {
 		enum remat_i_milp_backend be = b ? REMAT_I_MILP_GLPK : REMAT_I_MILP_CBC;
 
