@@ -83,6 +83,7 @@ void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller)
 	o->window_nodes = 500;
 	o->window_seconds = 2.0;
 	o->replay_share = 0.5;
+	o->replay_threads = 2;
 }
 
 int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_lns_opts *o,
@@ -103,6 +104,8 @@ int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_l
 				   err));
 	REMAT_TRY(remat_opt_int(req, "lns-replay-stall", 0, 0, 1000000000, &v, err));
 	o->replay_stall = v;
+	REMAT_TRY(remat_opt_int(req, "lns-threads", o->replay_threads, 1, 16, &v, err));
+	o->replay_threads = (int)v;
 	return REMAT_OK;
 }
 
@@ -1213,7 +1216,8 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	else if (rc == REMAT_ENOMEM)
 		goto done;
 	remat_error_clear(&e);
-	rc = remat_i_replay_search(req, L->o->caller, orders, k, 0, stall, deadline,
+	rc = remat_i_replay_search(req, L->o->caller, orders, k, L->o->replay_threads, 0, stall,
+				   deadline,
 				   L->st->cost * (1 - 1e-12), check, rs, rst, &e);
 	L->st->replay_evals = rst->evals;
 	L->st->replay_cost = rst->cost;

@@ -23,6 +23,7 @@ struct remat_i_lns_opts {
 				    default 0.5, 0: none) */
 	int64_t replay_stall;    /* its scores without improvement before it
 				    stops; 0: 2000 + 8 per node (default) */
+	int replay_threads;      /* its climbers, one thread each (default 2) */
 };
 
 /* The defaults above. */

@@ -26,13 +26,22 @@
  *    the deadline or when the request expires; early (a quarter of stall,
  *    or the check time) while nothing beats the target, the schedule the
  *    caller already has: the time is better spent elsewhere.
+ * 5. Step 3 runs in `threads` independent climbers from the same start,
+ *    each with its own random sequence (climber 0 the request's seed,
+ *    climber k the k-th splitmix output of that seed), each on its own
+ *    thread (climber 0 on the caller's); the cheapest result wins, the
+ *    lowest climber on a tie.  Runs from one start differ much (on the
+ *    1,000-node graph above, +3.6% to +4.1% for three seeds), so on two
+ *    cores two climbers return the better of two runs in the time of one.
+ *    Climbers share nothing but the progress display's best cost.
  *
  * Never returns a schedule the simulator did not accept; deterministic
- * for a seed while no deadline stops it.  Time per step: one replay, one
+ * for a seed and thread count while no deadline stops it.  Time per step: one replay, one
  * keep pass and one simulation, O(steps * (in-degree + log n)), plus the
  * move's O(distance).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +53,8 @@
 
 /* Scores between progress reports. */
 #define REPORT_EVERY 256
+/* Most climbers (step 5). */
+#define MAX_THREADS 16
 
 struct rs {
 	const struct remat_plan_request *req;
@@ -55,6 +66,70 @@ struct rs {
 	int32_t *cnt;           /* [n] computes of each node in the best schedule */
 	int32_t *hot, nhot;     /* the nodes it computes more than once */
 };
+
+/* What the climbers share: their parameters, and the best cost for display. */
+struct climb_ctx {
+	const char *caller;
+	int64_t max_evals, stall;
+	int64_t base;           /* replays before the climb (the start's) */
+	double deadline, target, check, t0;
+	pthread_mutex_t mu;
+	double shown;           /* best cost of any climber (display only) */
+};
+
+/* One climber of step 5. */
+struct climber {
+	struct climb_ctx *cx;
+	struct rs R;
+	uint64_t rng;
+	double best;
+	int64_t evals, improved;
+	int id, rc, found;      /* found: out holds a schedule cheaper than the start */
+	struct remat_schedule out;
+	struct remat_error err;
+};
+
+static int rs_alloc(struct rs *R, const struct remat_plan_request *req)
+{
+	const struct remat_graph *g = req->graph;
+
+	memset(R, 0, sizeof(*R));
+	R->req = req;
+	R->g = g;
+	R->max_steps = 16 * (int64_t)g->n > 2000000 ? 16 * (int64_t)g->n : 2000000;
+	remat_schedule_init(&R->order);
+	remat_schedule_init(&R->replay);
+	remat_schedule_init(&R->kept);
+	R->seq = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	R->pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	R->cnt = calloc((size_t)g->n + 1, sizeof(int32_t));
+	R->hot = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	return R->seq && R->pos && R->cnt && R->hot ? 0 : -1;
+}
+
+static void rs_free(struct rs *R)
+{
+	free(R->seq);
+	free(R->pos);
+	free(R->cnt);
+	free(R->hot);
+	remat_schedule_release(&R->order);
+	remat_schedule_release(&R->replay);
+	remat_schedule_release(&R->kept);
+}
+
+/* A copy of from's sequence and hot nodes in R (allocated alike). */
+static void rs_copy(struct rs *R, const struct rs *from)
+{
+	size_t n = (size_t)from->g->n + 1;
+
+	R->m = from->m;
+	memcpy(R->seq, from->seq, sizeof(int32_t) * (size_t)from->m);
+	memcpy(R->pos, from->pos, sizeof(int32_t) * n);
+	memcpy(R->cnt, from->cnt, sizeof(int32_t) * n);
+	memcpy(R->hot, from->hot, sizeof(int32_t) * (size_t)from->nhot);
+	R->nhot = from->nhot;
+}
 
 /* The best schedule is now R->kept: note what it recomputes (step 3). */
 static void note_hot(struct rs *R)
@@ -157,120 +232,198 @@ static int pick(struct rs *R, uint64_t *rng, int32_t *from, int32_t *to)
 	return 1;
 }
 
-static void progress(const struct rs *R, const char *caller, double cost, double t0)
+static void progress(struct climber *C)
 {
+	struct climb_ctx *cx = C->cx;
 	struct remat_progress p = { NULL, "lns: order search", -1, NAN, NAN, 0 };
+	double best;
 
-	p.planner = caller;
-	p.incumbent = isinf(cost) ? NAN : cost;
-	p.elapsed = remat_now() - t0;
-	remat_plan_progress(R->req, &p);
+	pthread_mutex_lock(&cx->mu);
+	best = cx->shown;
+	pthread_mutex_unlock(&cx->mu);
+	p.planner = cx->caller;
+	p.incumbent = isinf(best) ? NAN : best;
+	p.elapsed = remat_now() - cx->t0;
+	remat_plan_progress(C->R.req, &p);
+}
+
+/* Steps 3 and 4 for one climber; the result in C->rc, C->best, C->out. */
+static void *climb(void *arg)
+{
+	struct climber *C = arg;
+	struct climb_ctx *cx = C->cx;
+	struct rs *R = &C->R;
+	const struct remat_plan_request *req = R->req;
+	int64_t since = 0;
+	double c;
+	int rc = REMAT_OK;
+
+	while (since < cx->stall && (cx->max_evals <= 0 || cx->base + C->evals < cx->max_evals) &&
+	       !(cx->deadline > 0 && remat_now() >= cx->deadline) && !remat_plan_expired(req)) {
+		int32_t from, to;
+
+		if (C->best >= cx->target &&
+		    (cx->base + C->evals >= cx->stall / 4 || (cx->check > 0 && remat_now() >= cx->check)))
+			break; /* not even near what it should beat */
+		if (!pick(R, &C->rng, &from, &to)) {
+			since++; /* a graph with no move left still ends */
+			continue;
+		}
+		move(R, from, to);
+		rc = score(R, &c, &C->err);
+		if (rc)
+			break;
+		C->evals++;
+		since++;
+		if (c < C->best) {
+			C->best = c;
+			since = 0;
+			C->improved++;
+			C->found = 1;
+			rc = remat_schedule_copy(&C->out, &R->kept, &C->err);
+			if (rc)
+				break;
+			note_hot(R);
+			pthread_mutex_lock(&cx->mu);
+			if (c < cx->shown)
+				cx->shown = c;
+			pthread_mutex_unlock(&cx->mu);
+		} else if (c > C->best) {
+			move(R, to, from);
+		}
+		if (C->id == 0 && C->evals % REPORT_EVERY == 0)
+			progress(C);
+	}
+	if (rc == REMAT_ECANCELED)
+		rc = REMAT_OK; /* the request expired during a replay */
+	C->rc = rc;
+	return NULL;
+}
+
+/* Step 1: R's sequence from order (the needed non-input nodes). */
+static void load_order(struct rs *R, const uint8_t *need, const int32_t *order)
+{
+	const struct remat_graph *g = R->g;
+	int32_t v, i;
+
+	for (v = 0; v < g->n; v++)
+		R->pos[v] = -1;
+	R->m = 0;
+	for (i = 0; i < g->n; i++) {
+		v = order[i];
+		if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
+			R->pos[v] = R->m;
+			R->seq[R->m++] = v;
+		}
+	}
 }
 
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
-			  const int32_t *const *orders, int norders, int64_t max_evals,
-			  int64_t stall, double deadline, double target, double check,
-			  struct remat_schedule *out, struct remat_i_replay_search_stats *st,
-			  struct remat_error *err)
+			  const int32_t *const *orders, int norders, int threads,
+			  int64_t max_evals, int64_t stall, double deadline, double target,
+			  double check, struct remat_schedule *out,
+			  struct remat_i_replay_search_stats *st, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
 	struct remat_i_replay_search_stats local;
-	struct rs R;
-	uint8_t *need = NULL;
+	struct climber C[MAX_THREADS];
+	struct climb_ctx cx;
+	pthread_t tid[MAX_THREADS];
+	uint8_t *need = NULL, started[MAX_THREADS];
 	uint64_t rng = req->seed ^ 0x5eed5eed5eedull;
-	int64_t since = 0;
-	double best = HUGE_VAL, c, t0 = remat_now();
-	int32_t v, i;
-	int k, first = 0, rc = REMAT_OK;
+	double best = HUGE_VAL, c;
+	int k, t, first = 0, win = -1, rc = REMAT_OK, made = 0, bad = 0;
 
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	st->start_cost = st->cost = HUGE_VAL;
-	memset(&R, 0, sizeof(R));
-	R.req = req;
-	R.g = g;
-	R.max_steps = 16 * (int64_t)g->n > 2000000 ? 16 * (int64_t)g->n : 2000000;
-	remat_schedule_init(&R.order);
-	remat_schedule_init(&R.replay);
-	remat_schedule_init(&R.kept);
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	memset(&cx, 0, sizeof(cx));
+	cx.caller = caller;
+	cx.max_evals = max_evals;
+	cx.stall = stall;
+	cx.deadline = deadline;
+	cx.target = target;
+	cx.check = check;
+	cx.t0 = remat_now();
+	if (pthread_mutex_init(&cx.mu, NULL))
+		return REMAT_FAIL(err, REMAT_ENOMEM, "cannot create a mutex for the order search");
+	memset(C, 0, sizeof(C));
+	memset(started, 0, sizeof(started));
+	for (t = 0; t < threads; t++) {
+		C[t].cx = &cx;
+		C[t].id = t;
+		remat_schedule_init(&C[t].out);
+		remat_error_clear(&C[t].err);
+		made = t + 1;
+		if (rs_alloc(&C[t].R, req)) {
+			bad = 1;
+			break;
+		}
+	}
 	need = malloc((size_t)g->n + 1);
-	R.seq = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	R.pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	R.cnt = calloc((size_t)g->n + 1, sizeof(int32_t));
-	R.hot = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!need || !R.seq || !R.pos || !R.cnt || !R.hot) {
+	if (!need || bad) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the order search");
 		goto done;
 	}
-	/* Steps 1 and 2: the cheapest of the orders given is where the search starts. */
+	/* Steps 1 and 2 on climber 0: the cheapest of the orders given is the start. */
 	remat_i_needed(g, need);
 	for (k = 0; k < norders && rc == REMAT_OK; k++) {
-		for (v = 0; v < g->n; v++)
-			R.pos[v] = -1;
-		R.m = 0;
-		for (i = 0; i < g->n; i++) {
-			v = orders[k][i];
-			if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
-				R.pos[v] = R.m;
-				R.seq[R.m++] = v;
-			}
-		}
-		rc = score(&R, &c, err);
+		load_order(&C[0].R, need, orders[k]);
+		rc = score(&C[0].R, &c, err);
 		st->evals++;
 		if (k == 0 || c < best) {
 			best = c;
 			first = k;
 			if (!isinf(c)) {
-				rc = remat_schedule_copy(out, &R.kept, err);
-				note_hot(&R);
+				rc = remat_schedule_copy(out, &C[0].R.kept, err);
+				note_hot(&C[0].R);
 			}
 		}
 	}
 	if (rc && rc != REMAT_ECANCELED)
 		goto done;
 	st->start_cost = best;
-	if (first != norders - 1) {
-		for (v = 0; v < g->n; v++)
-			R.pos[v] = -1;
-		R.m = 0;
-		for (i = 0; i < g->n; i++) {
-			v = orders[first][i];
-			if (need[v] && g->kind[v] != REMAT_KIND_INPUT) {
-				R.pos[v] = R.m;
-				R.seq[R.m++] = v;
+	cx.shown = best;
+	cx.base = st->evals;
+	if (rc == REMAT_OK) {
+		if (first != norders - 1)
+			load_order(&C[0].R, need, orders[first]);
+		/* Step 5: every climber from that start, each with its own sequence. */
+		C[0].rng = rng;
+		for (t = 0; t < threads; t++) {
+			if (t > 0) {
+				rs_copy(&C[t].R, &C[0].R);
+				C[t].rng = remat_i_rand_next(&rng);
+			}
+			C[t].best = best;
+		}
+		for (t = 1; t < threads; t++)
+			started[t] = pthread_create(&tid[t], NULL, climb, &C[t]) == 0;
+		climb(&C[0]);
+		for (t = 1; t < threads; t++)
+			if (started[t])
+				pthread_join(tid[t], NULL);
+		for (t = 0; t < threads; t++) {
+			if (t > 0 && !started[t])
+				continue; /* no thread: this climber did not run */
+			st->evals += C[t].evals;
+			st->improved += C[t].improved;
+			if (C[t].rc && !rc) {
+				rc = C[t].rc;
+				*err = C[t].err;
+			}
+			if (C[t].found && C[t].best < best) {
+				best = C[t].best;
+				win = t;
 			}
 		}
-	}
-	/* Steps 3 and 4. */
-	while (rc == REMAT_OK && since < stall && (max_evals <= 0 || st->evals < max_evals) &&
-	       !(deadline > 0 && remat_now() >= deadline) && !remat_plan_expired(req)) {
-		int32_t from, to;
-
-		if (best >= target &&
-		    (st->evals >= stall / 4 || (check > 0 && remat_now() >= check)))
-			break; /* not even near what it should beat */
-		if (!pick(&R, &rng, &from, &to)) {
-			since++; /* a graph with no move left still ends */
-			continue;
-		}
-		move(&R, from, to);
-		rc = score(&R, &c, err);
-		if (rc)
-			break;
-		st->evals++;
-		since++;
-		if (c < best) {
-			best = c;
-			since = 0;
-			st->improved++;
-			rc = remat_schedule_copy(out, &R.kept, err);
-			note_hot(&R);
-		} else if (c > best) {
-			move(&R, to, from);
-		}
-		if (st->evals % REPORT_EVERY == 0)
-			progress(&R, caller, best, t0);
+		if (rc == REMAT_OK && win >= 0)
+			rc = remat_schedule_copy(out, &C[win].out, err);
 	}
 	if (rc == REMAT_ECANCELED)
 		rc = REMAT_OK; /* the request expired during a replay */
@@ -280,12 +433,10 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 				(long long)req->budget);
 done:
 	free(need);
-	free(R.seq);
-	free(R.pos);
-	free(R.cnt);
-	free(R.hot);
-	remat_schedule_release(&R.order);
-	remat_schedule_release(&R.replay);
-	remat_schedule_release(&R.kept);
+	for (t = 0; t < made; t++) {
+		rs_free(&C[t].R);
+		remat_schedule_release(&C[t].out);
+	}
+	pthread_mutex_destroy(&cx.mu);
 	return rc;
 }

@@ -203,6 +203,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	struct remat_schedule cand;
 	struct remat_plan_report sub_report;
 	struct remat_i_lns_stats st;
+	struct remat_i_lns_opts o;
 	int first_failure;
 	struct remat_error failure;
 	double t0 = remat_now(), end;
@@ -210,6 +211,8 @@ static int auto_plan(const struct remat_plan_request *req,
 
 	memset(&k, 0, sizeof(k));
 	memset(&st, 0, sizeof(st));
+	/* Its last stage's --lns-* options are checked now, not when it runs. */
+	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
 	remat_plan_report_init(&sub_report);
 	k.req = req;
 	k.floor_cost = remat_i_least_cost(req->graph);

@@ -46,6 +46,8 @@ static const struct remat_planner_option lns_options[] = {
 	  "F of the time left (default 0.5; 0: off)" },
 	{ "lns-replay-stall", "N", "end that search after N replays without improvement "
 	  "(default 2000 + 8 per node)" },
+	{ "lns-threads", "N", "run that search as N independent climbers on N threads; the "
+	  "cheapest wins (default 2)" },
 	{ NULL, NULL, NULL }
 };
 

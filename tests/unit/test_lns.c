@@ -295,7 +295,7 @@ static void test_order_poor_file(void **state)
 static void test_replay_search_brute_force(void **state)
 {
 	uint64_t st = 7;
-	int trial, runs = 0, found = 0, optimal = 0, better = 0;
+	int trial, runs = 0, found = 0, optimal = 0, better = 0, twice = 0;
 
 	(void)state;
 	for (trial = 0; trial < 80; trial++) {
@@ -319,7 +319,7 @@ static void test_replay_search_brute_force(void **state)
 		req.graph = g;
 		req.budget = budget;
 		req.seed = 1 + (uint64_t)trial;
-		rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, HUGE_VAL, 0, &out, &s,
+		rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, HUGE_VAL, 0, &out, &s,
 					   &err);
 		if (best == -1) {
 			assert_int_equal(rc, REMAT_ENOFIT); /* nothing fits: nor does a replay */
@@ -327,7 +327,7 @@ static void test_replay_search_brute_force(void **state)
 			runs++;
 			assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 			if (rc == REMAT_OK) {
-				struct remat_sim_result r = sim(g, &out, budget);
+				struct remat_sim_result r = sim(g, &out, budget), r2;
 
 				found++;
 				assert_true(r.valid && r.feasible);
@@ -338,17 +338,42 @@ static void test_replay_search_brute_force(void **state)
 				optimal += fabs(r.cost - best) < 1e-9;
 				better += s.cost < s.start_cost - 1e-9;
 				/* Deterministic for a seed (no deadline). */
-				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0,
+				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0,
 								       HUGE_VAL, 0, &out2, &s2, &err), REMAT_OK);
 				assert_true(out.n == out2.n && s.evals == s2.evals);
 				assert_memory_equal(out.steps, out2.steps, sizeof(*out.steps) * out.n);
+				/*
+				 * Two climbers: climber 0 is the run above, so never
+				 * costlier; valid, and deterministic too.
+				 */
+				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2, 0, 200, 0,
+								       HUGE_VAL, 0, &out2, &s2, &err), REMAT_OK);
+				r2 = sim(g, &out2, budget);
+				assert_true(r2.valid && r2.feasible);
+				assert_true(fabs(r2.cost - s2.cost) < 1e-9);
+				assert_true(s2.cost <= s.cost + 1e-9 && s2.cost >= best - 1e-9);
+				assert_true(s2.evals >= s.evals);
+				twice += s2.cost < s.cost - 1e-9;
+				{
+					struct remat_i_replay_search_stats s3;
+					struct remat_schedule out3;
+
+					remat_schedule_init(&out3);
+					assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2, 0,
+									       200, 0, HUGE_VAL, 0, &out3,
+									       &s3, &err), REMAT_OK);
+					assert_true(out3.n == out2.n && s3.evals == s2.evals);
+					assert_memory_equal(out3.steps, out2.steps,
+							    sizeof(*out2.steps) * out2.n);
+					remat_schedule_release(&out3);
+				}
 				/* max_evals caps it (three replays may all fail to fit). */
-				rc = remat_i_replay_search(&req, "test", &topo, 1, 3, 200, 0, HUGE_VAL, 0,
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 3, 200, 0, HUGE_VAL, 0,
 							   &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 3);
 				/* A target nothing beats: a quarter of the stall limit. */
-				rc = remat_i_replay_search(&req, "test", &topo, 1, 0, 200, 0, -1, 0,
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, -1, 0,
 							   &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 50);
@@ -360,7 +385,8 @@ static void test_replay_search_brute_force(void **state)
 		free(json);
 	}
 	print_message("replay search: %d graphs with a schedule, %d found one, %d optimal, "
-		      "%d cheaper than the first order's replay\n", runs, found, optimal, better);
+		      "%d cheaper than the first order's replay, %d cheaper with two climbers\n",
+		      runs, found, optimal, better, twice);
 	assert_true(runs >= 40);
 	assert_true(found >= runs * 3 / 4);
 	assert_true(optimal >= found / 2);
