@@ -342,14 +342,9 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		threads = 1;
 	if (threads > MAX_THREADS)
 		threads = MAX_THREADS;
-	memset(&cx, 0, sizeof(cx));
-	cx.caller = caller;
-	cx.max_evals = max_evals;
-	cx.stall = stall;
-	cx.deadline = deadline;
-	cx.target = target;
-	cx.check = check;
-	cx.t0 = remat_now();
+	cx = (struct climb_ctx){ .caller = caller, .max_evals = max_evals, .stall = stall,
+				 .deadline = deadline, .target = target, .check = check,
+				 .t0 = remat_now() };
 	if (pthread_mutex_init(&cx.mu, NULL))
 		return REMAT_FAIL(err, REMAT_ENOMEM, "cannot create a mutex for the order search");
 	memset(C, 0, sizeof(C));
