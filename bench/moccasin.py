@@ -2,6 +2,7 @@
 """Moccasin's Table 2 cells, and a 5,000-node graph (issue 11).
 
     bench/moccasin.py [--remat build/remat] [--limit 60] [--only n100] [--big]
+                      [--seeds 1,2,3] [--args "--lns-threads 1"]
                       [-o bench/moccasin-runs.jsonl]
 
 For n = 100, 250, 500, 1000: the random layered graphs with the authors'
@@ -13,8 +14,11 @@ with the default planner and order.  Per cell: overhead, time to the
 first plan, time to the final plan, the lower bound and the gap, as
 remat reports them.  --big adds a 5,001-node training graph (`remat gen
 layered 2500 --seed 1 --train`: a random layered DAG of 2,500 nodes and
-its backward pass) planned by `auto --time-limit 10` and by `twremat`.  Every run is appended to -o as
-one JSON line; the table goes to stdout in Markdown.
+its backward pass) planned by `auto --time-limit 10` and by `twremat`.
+--seeds runs every cell once per seed (`--seed S`; default: the planner's
+own seed), --args adds options to every `remat plan` (split on spaces).
+Every run is appended to -o as one JSON line; the table goes to stdout in
+Markdown.
 """
 import argparse
 import json
@@ -80,8 +84,12 @@ def main():
     ap.add_argument("--limit", type=float, default=60)
     ap.add_argument("--only", default=None)
     ap.add_argument("--big", action="store_true")
+    ap.add_argument("--seeds", default=None)
+    ap.add_argument("--args", default="")
     ap.add_argument("-o", "--output", default=os.path.join(HERE, "moccasin-runs.jsonl"))
     a = ap.parse_args()
+    seeds = [None] if not a.seeds else [int(x) for x in a.seeds.split(",")]
+    extra = a.args.split()
     if not os.path.isdir(PUBLISHED):
         print("moccasin.py: %s is absent: nothing to run" % PUBLISHED, file=sys.stderr)
         return 0
@@ -101,15 +109,20 @@ def main():
             budget = peak * frac // 100  # Moccasin's budgets (41,687 for n100 at 90%)
             for label, g in (("n%d paper order @ %d%%" % (n, frac), paper),
                              ("n%d loader order @ same" % n, loader)):
-                r = run([a.remat, "plan", g, "--budget", str(budget), "--time-limit",
-                         str(a.limit), "--json"], a.limit * 3 + 60)
-                r.update(graph=os.path.basename(g), budget=budget, limit=a.limit,
-                         date=time.strftime("%Y-%m-%d"))
-                log.write(json.dumps(r) + "\n")
-                log.flush()
-                m = MOCCASIN[(n, frac)]
-                print(cell_row(label, budget, r, "%s in %s" % m if g == paper else "-"))
-                sys.stdout.flush()
+                for seed in seeds:
+                    cmd = [a.remat, "plan", g, "--budget", str(budget), "--time-limit",
+                           str(a.limit), "--json"] + extra
+                    if seed is not None:
+                        cmd += ["--seed", str(seed)]
+                    r = run(cmd, a.limit * 3 + 60)
+                    r.update(graph=os.path.basename(g), budget=budget, limit=a.limit,
+                             seed=seed, args=a.args, date=time.strftime("%Y-%m-%d"))
+                    log.write(json.dumps(r) + "\n")
+                    log.flush()
+                    m = MOCCASIN[(n, frac)]
+                    print(cell_row(label + ("" if seed is None else ", seed %d" % seed), budget,
+                                   r, "%s in %s" % m if g == paper else "-"))
+                    sys.stdout.flush()
     if a.big or a.only == "big":
         with tempfile.TemporaryDirectory() as d:
             g = os.path.join(d, "train5001.json")
