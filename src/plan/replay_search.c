@@ -31,8 +31,9 @@
  *    climber k the k-th splitmix output of that seed), each on its own
  *    thread (climber 0 on the caller's); the cheapest result wins, the
  *    lowest climber on a tie.  Runs from one start differ much (on the
- *    1,000-node graph above, +3.6% to +4.1% for three seeds), so on two
- *    cores two climbers return the better of two runs in the time of one.
+ *    1,000-node graph above, +3.6% to +5.3% for seeds 1 to 3 of `remat
+ *    plan -t 60`), so on two cores two climbers return the better of two
+ *    runs in the time of one (bench/RESULTS.md, "The lost cell").
  *    Climbers share nothing but the progress display's best cost.
  *
  * Never returns a schedule the simulator did not accept; deterministic
