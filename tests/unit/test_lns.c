@@ -52,6 +52,19 @@ static int start_at(const struct remat_graph *g, int64_t budget, struct remat_sc
 }
 
 /*
+ * The small graphs of the random tests: for odd trials a random DAG of 5
+ * to 4 + dag_span nodes, for even ones a training chain of 4 to 6 layers
+ * (where recomputing pays).
+ */
+static char *mixed_graph(uint64_t *st, int trial, int dag_span)
+{
+	int n = trial % 2 ? 5 + (int)(tu_rand(st) % (uint64_t)dag_span)
+		: 4 + (int)(tu_rand(st) % 3);
+
+	return trial % 2 ? random_dag_out(st, n, 1) : tu_random_graph_json(st, n, 0.1, 1);
+}
+
+/*
  * From the costliest fast planner's schedule at budgets between the least peak and the
  * no-remat peak: each window re-solve keeps the schedule valid, within
  * budget and never costlier (checked after every number of windows), and
@@ -66,10 +79,7 @@ static void test_windows_never_worse(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 60; trial++) {
-		/* Half random DAGs, half training chains (where recomputing pays). */
-		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 8) : 4 + (int)(tu_rand(&st) % 3);
-		char *json = trial % 2 ? random_dag_out(&st, n, 1)
-			: tu_random_graph_json(&st, n, 0.1, 1);
+		char *json = mixed_graph(&st, trial, 8);
 		struct remat_graph *g = tu_graph(json), *h = NULL;
 		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
 		struct remat_schedule start, out;
@@ -299,9 +309,7 @@ static void test_replay_search_brute_force(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 80; trial++) {
-		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 9) : 4 + (int)(tu_rand(&st) % 3);
-		char *json = trial % 2 ? random_dag_out(&st, n, 1)
-			: tu_random_graph_json(&st, n, 0.1, 1);
+		char *json = mixed_graph(&st, trial, 9);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak;
 		int64_t budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 5) / 5;
@@ -404,9 +412,7 @@ static void test_lns_with_replay_never_worse(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 40; trial++) {
-		int n = trial % 2 ? 5 + (int)(tu_rand(&st) % 8) : 4 + (int)(tu_rand(&st) % 3);
-		char *json = trial % 2 ? random_dag_out(&st, n, 1)
-			: tu_random_graph_json(&st, n, 0.1, 1);
+		char *json = mixed_graph(&st, trial, 8);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
 		struct remat_schedule start, out;
