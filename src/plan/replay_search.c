@@ -85,7 +85,7 @@ struct climber {
 	uint64_t rng;
 	double best;
 	int64_t evals, improved;
-	int id, rc, found;      /* found: out holds a schedule cheaper than the start */
+	int id, rc;             /* out holds its best when best is below the start's */
 	struct remat_schedule out;
 	struct remat_error err;
 };
@@ -280,7 +280,6 @@ static void *climb(void *arg)
 			C->best = c;
 			since = 0;
 			C->improved++;
-			C->found = 1;
 			rc = remat_schedule_copy(&C->out, &R->kept, &C->err);
 			if (rc)
 				break;
@@ -333,7 +332,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	uint8_t *need = NULL, started[MAX_THREADS];
 	uint64_t rng = req->seed ^ 0x5eed5eed5eedull;
 	double best = HUGE_VAL, c;
-	int k, t, first = 0, win = -1, rc = REMAT_OK, made = 0, bad = 0;
+	int k, t, first = 0, win = -1, rc = REMAT_OK, bad = 0;
 
 	if (!st)
 		st = &local;
@@ -355,11 +354,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		C[t].id = t;
 		remat_schedule_init(&C[t].out);
 		remat_error_clear(&C[t].err);
-		made = t + 1;
-		if (rs_alloc(&C[t].R, req)) {
-			bad = 1;
-			break;
-		}
+		bad |= rs_alloc(&C[t].R, req) != 0;
 	}
 	need = malloc((size_t)g->n + 1);
 	if (!need || bad) {
@@ -413,7 +408,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 				rc = C[t].rc;
 				*err = C[t].err;
 			}
-			if (C[t].found && C[t].best < best) {
+			if (C[t].best < best) {
 				best = C[t].best;
 				win = t;
 			}
@@ -429,7 +424,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 				(long long)req->budget);
 done:
 	free(need);
-	for (t = 0; t < made; t++) {
+	for (t = 0; t < threads; t++) {
 		rs_free(&C[t].R);
 		remat_schedule_release(&C[t].out);
 	}
