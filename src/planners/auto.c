@@ -154,19 +154,18 @@ static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_
 	return REMAT_OK;
 }
 
-/* Step 4: LNS from the cheapest, until sub's deadline. */
+/* Step 4: LNS from the cheapest with options o, until deadline. */
 static int polish_lns(const struct remat_plan_request *req, double deadline,
-		      struct auto_keep *k, struct remat_schedule *cand,
+		      const struct remat_i_lns_opts *o, struct auto_keep *k,
+		      struct remat_schedule *cand,
 		      struct remat_i_lns_stats *st, struct remat_error *err)
 {
 	struct remat_plan_request sub = *req;
-	struct remat_i_lns_opts o;
 	double t1 = remat_now() - k->t0;
 	int kept;
 
 	sub.deadline = deadline;
-	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
-	REMAT_TRY(remat_i_lns_improve(&sub, &k->best.sched, &o, cand, st, err));
+	REMAT_TRY(remat_i_lns_improve(&sub, &k->best.sched, o, cand, st, err));
 	if (st->cost >= st->start_cost)
 		return REMAT_OK;
 	REMAT_TRY(remat_i_best_offer(&k->best, "lns", req->graph, req->budget, cand, NULL,
@@ -211,7 +210,7 @@ static int auto_plan(const struct remat_plan_request *req,
 
 	memset(&k, 0, sizeof(k));
 	memset(&st, 0, sizeof(st));
-	/* Its last stage's --lns-* options are checked now, not when it runs. */
+	/* Its last stage's --lns-* options: read (and checked) before planning. */
 	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
 	remat_plan_report_init(&sub_report);
 	k.req = req;
@@ -272,7 +271,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			proven = prc == REMAT_OK && sub_report.optimal == 1;
 		}
 		if (prc == REMAT_OK && !proven && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
-			prc = polish_lns(req, end, &k, &cand, &st, &e);
+			prc = polish_lns(req, end, &o, &k, &cand, &st, &e);
 			if (prc == REMAT_OK && st.proven)
 				set_bound(req, k.best.res.cost, st.cost);
 		}
