@@ -33,6 +33,26 @@ int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_secon
 		   double *bound, enum remat_bound_status *status, struct remat_error *err);
 
 /*
+ * The cut bound: a lower bound on the cost of every schedule at budget,
+ * in any node order (src/plan/bound_cut.c).  At the first computation of
+ * a node x, what is resident must fit beside x, and whatever the rest of
+ * the schedule reads that x depends on and is not resident must be
+ * computed again; the least such recomputation (a knapsack over a
+ * closure, bounded through its Lagrangian dual by minimum cuts) bounds
+ * the cost, for every x.  Strong on training graphs (the loss is a
+ * waist every schedule passes), zero where a schedule may put off what
+ * it does not keep (random DAGs).  Looks at nodes until max_seconds
+ * (0: no cap) and returns the best bound found by then.  *status:
+ * REMAT_BOUND_OK (*bound holds; at least the least cost) or
+ * REMAT_BOUND_INFEASIBLE (no schedule fits the budget).  *at (may be
+ * NULL): the node whose cut gave it, -1 for none.  Returns REMAT_OK or
+ * an error (REMAT_ENOMEM, REMAT_EINTERNAL).
+ */
+int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seconds,
+		    double *bound, enum remat_bound_status *status, int32_t *at,
+		    struct remat_error *err);
+
+/*
  * The bound every schedule obeys at any budget: the cost of computing
  * each node some output needs exactly once (auto reports it as its lower
  * bound when the MILP proved nothing better; the gap is then the

@@ -1,4 +1,5 @@
 /* cmd_info.c - remat info: validate a graph and describe it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 /* The LP bound at --budget: never more than this many seconds of LP. */
 #define INFO_LP_SECONDS 15
+/* The cut bound at --budget: never more than this many seconds. */
+#define INFO_CUT_SECONDS 5
 /* The best order's peak: never more than this many seconds of search. */
 #define INFO_ORDER_SECONDS 2
 /*
@@ -33,11 +36,14 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	struct cli_budget budget_opt = CLI_BUDGET_INIT;
 	int json = 0, rc, code;
 	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
+	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
+	int32_t cut_at = -1;
+	double cut_bound = NAN;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_lp = 0, lp_seconds;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
-			   "relaxation of the checkmate model"),
+			   "relaxation of the checkmate model, and the cut bound (any order)"),
 		OPT_SECONDS('t', "time-limit", &limit, "stop the best order and the tree width "
 			    "SECONDS after the command starts, loading included, and report what "
 			    "is not done as not computed (default: twice the load time, at "
@@ -75,6 +81,16 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 
 		rc = remat_bound_lp(g, budget, lp_seconds, &lp_bound, &lp_status, &err);
 		t_lp = remat_now() - t;
+	}
+	if (rc == REMAT_OK && budget_opt.given) {
+		double t = remat_now(), share = INFO_CUT_SECONDS;
+
+		if (limit > 0 && t0 + limit - t < share)
+			share = t0 + limit - t;
+		if (share > 0)
+			rc = remat_bound_cut(g, budget, share, &cut_bound, &cut_status, &cut_at,
+					     &err);
+		t_lp += remat_now() - t;
 	}
 	if (limit > 0)
 		deadline = t0 + limit;
@@ -159,6 +175,19 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				fputs("null", stdout);
 			printf(", \"lp_status\": \"%s\"", lp_status == 0 ? "ok" :
 			       lp_status == 1 ? "infeasible" : "too large");
+			/* cut_lower_bound: null when infeasible or not computed. */
+			printf(", \"cut_lower_bound\": ");
+			if (cut_status == REMAT_BOUND_OK)
+				remat_i_json_write_num(stdout, cut_bound);
+			else
+				fputs("null", stdout);
+			printf(", \"cut_status\": \"%s\", \"cut_node\": ",
+			       cut_status == REMAT_BOUND_OK ? "ok" :
+			       cut_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed");
+			if (cut_at >= 0)
+				remat_i_json_write_str(stdout, g->id[cut_at]);
+			else
+				fputs("null", stdout);
 		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
@@ -238,6 +267,23 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			else
 				printf("LP bound       not computed at %s: the LP would take over "
 				       "%.3g s\n", b1, lp_seconds);
+			if (cut_status == REMAT_BOUND_OK) {
+				double floor = remat_bound_least_cost(g);
+
+				cli_format_cost(cut_bound, b2, sizeof(b2));
+				printf("cut bound      %s %s at %s (%+.2f%% over each needed node once; "
+				       "any order", b2, g->cost_unit, b1,
+				       floor > 0 ? 100 * (cut_bound / floor - 1) : 0.0);
+				if (cut_at >= 0)
+					printf(": at the first computation of %s", g->id[cut_at]);
+				printf(")\n");
+			} else if (cut_status == REMAT_BOUND_INFEASIBLE) {
+				printf("cut bound      none at %s: no schedule fits (at the first "
+				       "computation of %s)\n", b1, cut_at >= 0 ? g->id[cut_at] : "?");
+			} else {
+				printf("cut bound      not computed at %s: no time left (see "
+				       "--time-limit)\n", b1);
+			}
 		}
 	}
 	remat_chain_free(chain);

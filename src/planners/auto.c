@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "remat/bound.h"
 #include "remat/budget.h"
 #include "remat/order.h"
 #include "remat/planner.h"
@@ -47,6 +48,9 @@
 
 /* The MILP's share (LNS, then the whole MILP) when no --time-limit bounds auto. */
 #define AUTO_EXACT_SECONDS 10.0
+/* The cut bound's share of the time left after the portfolio (or seconds, without a limit). */
+#define AUTO_CUT_SHARE 0.1
+#define AUTO_CUT_SECONDS 1.0
 /* Share of the time limit the fast planners may use. */
 #define AUTO_PORTFOLIO_SHARE 0.4
 
@@ -205,7 +209,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	struct remat_i_lns_opts o;
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end;
+	double t0 = remat_now(), end, cut_lb = NAN, floor;
+	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
+	int32_t cut_at = -1;
 	int rc;
 
 	memset(&k, 0, sizeof(k));
@@ -245,8 +251,25 @@ static int auto_plan(const struct remat_plan_request *req,
 	}
 	first_failure = pf.first_failure;
 	failure = pf.failure;
+	/*
+	 * The cut bound, in any order: with a schedule, the gap and perhaps
+	 * the proof that it is optimal; without one, perhaps the proof that
+	 * none exists.
+	 */
+	{
+		double share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - remat_now())
+			: AUTO_CUT_SECONDS;
+
+		if (share > 0) {
+			rc = remat_bound_cut(req->graph, req->budget, share, &cut_lb, &cut_status,
+					     &cut_at, err);
+			if (rc)
+				goto done;
+		}
+	}
+	floor = cut_status == REMAT_BOUND_OK && cut_lb > k.floor_cost ? cut_lb : k.floor_cost;
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
-	if (k.best.have && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+	if (k.best.have && k.best.res.cost > floor * (1 + 1e-12)) {
 		struct remat_error e;
 		int kept = 0, prc;
 		int proven = 0;
@@ -270,7 +293,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			}
 			proven = prc == REMAT_OK && sub_report.optimal == 1;
 		}
-		if (prc == REMAT_OK && !proven && k.best.res.cost > k.floor_cost * (1 + 1e-12)) {
+		if (prc == REMAT_OK && !proven && k.best.res.cost > floor * (1 + 1e-12)) {
 			prc = polish_lns(req, end, &o, &k, &cand, &st, &e);
 			if (prc == REMAT_OK && st.proven)
 				set_bound(req, k.best.res.cost, st.cost);
@@ -291,11 +314,11 @@ static int auto_plan(const struct remat_plan_request *req,
 		 */
 		if (k.best.have)
 			set_bound(req, k.best.res.cost, sub_report.lower_bound);
-		/* Otherwise the bound every schedule obeys: each needed node once. */
-		if (k.best.have && req->report && isnan(req->report->lower_bound))
-			set_bound(req, k.best.res.cost, k.floor_cost);
+		/* And the bounds every schedule obeys: the cut, each needed node once. */
+		if (k.best.have)
+			set_bound(req, k.best.res.cost, floor);
 	} else if (k.best.have) {
-		set_bound(req, k.best.res.cost, k.floor_cost);
+		set_bound(req, k.best.res.cost, floor);
 	}
 	if (req->report && st.windows > 0)
 		snprintf(req->report->note, sizeof(req->report->note),
@@ -314,12 +337,21 @@ static int auto_plan(const struct remat_plan_request *req,
 		remat_format_bytes(req->budget, b, sizeof(b));
 		remat_format_bytes(req->graph->no_remat_peak, pk, sizeof(pk));
 		remat_format_bytes(req->graph->min_peak_lower_bound, lb, sizeof(lb));
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
-				"budget of %s (%lld bytes)%s; the no-remat peak is %s (%lld "
-				"bytes), the lower bound %s (%lld bytes)", b, (long long)req->budget,
-				remat_plan_expired(req) ? " before the time limit" : "", pk,
-				(long long)req->graph->no_remat_peak, lb,
-				(long long)req->graph->min_peak_lower_bound);
+		if (cut_status == REMAT_BOUND_INFEASIBLE && cut_at >= 0)
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule fits the budget of %s (%lld "
+					"bytes): when '%s' first runs, what it reads, its output and "
+					"what must stay for later (or be rebuilt from inputs that "
+					"stay) exceed it; the no-remat peak is %s (%lld bytes)", b,
+					(long long)req->budget, req->graph->id[cut_at], pk,
+					(long long)req->graph->no_remat_peak);
+		else
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
+					"budget of %s (%lld bytes)%s; the no-remat peak is %s (%lld "
+					"bytes), the lower bound %s (%lld bytes)", b,
+					(long long)req->budget,
+					remat_plan_expired(req) ? " before the time limit" : "", pk,
+					(long long)req->graph->no_remat_peak, lb,
+					(long long)req->graph->min_peak_lower_bound);
 		goto done;
 	}
 	rc = remat_i_best_take(&k.best, out, err);

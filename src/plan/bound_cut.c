@@ -1,0 +1,598 @@
+/*
+ * bound_cut.c - the cut bound (remat/bound.h): a lower bound on the cost
+ * of every schedule at a budget, in every node order.
+ *
+ * Take a valid schedule and a needed node x that is not an input, and
+ * stop it at the first computation of x.  Every node x depends on (its
+ * ancestors) has been computed before that moment; every needed node that
+ * depends on x is computed after it.  Let R be what is resident while x
+ * runs and C what is computed afterwards without having been resident
+ * then.  Then
+ *
+ *   mem(R) + mem(x) + workspace(x) <= budget, and x's inputs are in R;
+ *   every input of a node of C other than x is in R or in C;
+ *   every output other than x is in R or in C;
+ *   C holds every needed descendant of x, no input node, and no ancestor
+ *   of x that may not be recomputed;
+ *
+ * and each ancestor of x in C is computed a second time, so the schedule
+ * costs at least least_cost + cost(C ∩ ancestors).  The least of that
+ * over all (R, C) is a bound (for every x; the largest is kept).
+ *
+ * Finding the least is a knapsack over a closure.  With the memory
+ * constraint moved into the objective at a price lam >= 0 per byte, what
+ * is left is a minimum-cost closure (each constraint says "this choice
+ * implies that one"), solved exactly as a minimum s-t cut: a variable
+ * a_v (v is in R or C) and c_v (v is in C) per node, a_v weighing
+ * lam mem(v), c_v weighing cost(v) [an ancestor] - lam mem(v).  For
+ * every lam, the cut's value less lam (budget - mem(x) - workspace(x))
+ * bounds the least from below (Lagrangian duality); the bound is
+ * concave in lam, and its maximum is found by cutting planes (each cut
+ * also gives the closure's cost and memory, a line under the bound).
+ * When even the closure of least memory (every cost ignored) is over, no
+ * schedule fits at all.
+ *
+ * Strong where the graph has a narrow waist every schedule must pass
+ * (the loss of a training graph: all activations the backward pass reads
+ * are resident there or recomputed after); zero on graphs a schedule
+ * may run in any order (a random DAG: what is not resident can be
+ * computed later for the first time).
+ *
+ * Which x: first the one with the largest working set (inputs, output
+ * and workspace), with the price searched in full; then every other at
+ * the best price found, in order of working set; then the best few with
+ * their own price search.  Stops at the time limit with the best so far.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <igraph.h>
+
+#include "remat/bound.h"
+#include "remat/planner.h"
+#include "analysis/needed.h"
+#include "core/igraph_glue.h"
+
+/* Nodes given their own price search after the sweep at one price. */
+#define CUT_REFINE 8
+/* Cutting-plane steps per node. */
+#define CUT_STEPS 24
+
+/* Edge kinds: what an edge's capacity is at a price. */
+enum { E_INF, E_MEM, E_CNEG, E_CPOS };
+
+struct cut {
+	const struct remat_graph *g;
+	double floor;          /* least cost: every needed node once */
+	double deadline;       /* remat_now() value; 0: none */
+	int64_t budget;
+	uint8_t *need;         /* [n] */
+	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x */
+	int32_t *stack;        /* [n] */
+	/* The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v c_v. */
+	igraph_vector_int_t edges, part;
+	igraph_vector_t cap;
+	uint8_t *ekind;        /* per edge */
+	int32_t *enode;        /* per edge */
+	int64_t ne, ecap;
+	igraph_t G;
+	int have_g;
+	uint8_t *side;         /* [2n+2] source side of the last cut */
+	int64_t flows;
+};
+
+/* One evaluation at a price: the bound it proves and the closure's line. */
+struct cut_eval {
+	double extra;          /* proven: every schedule costs >= floor + extra */
+	double k;              /* the closure's recomputation cost */
+	double s;              /* its memory over the room: mem(R) - room */
+};
+
+static int cut_oom(struct remat_error *err)
+{
+	return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the cut bound");
+}
+
+static int add_edge(struct cut *c, int64_t a, int64_t b, int kind, int32_t v,
+		    struct remat_error *err)
+{
+	if (c->ne == c->ecap) {
+		int64_t ncap = c->ecap ? 2 * c->ecap : 1024;
+		uint8_t *k = realloc(c->ekind, (size_t)ncap);
+		int32_t *n2;
+
+		if (!k)
+			return cut_oom(err);
+		c->ekind = k;
+		n2 = realloc(c->enode, sizeof(int32_t) * (size_t)ncap);
+		if (!n2)
+			return cut_oom(err);
+		c->enode = n2;
+		c->ecap = ncap;
+	}
+	if (igraph_vector_int_push_back(&c->edges, a) ||
+	    igraph_vector_int_push_back(&c->edges, b) || igraph_vector_push_back(&c->cap, 0))
+		return cut_oom(err);
+	c->ekind[c->ne] = (uint8_t)kind;
+	c->enode[c->ne] = v;
+	c->ne++;
+	return REMAT_OK;
+}
+
+/* Mark x's ancestors (1) and needed descendants (2), and its inputs (4). */
+static void mark_x(struct cut *c, int32_t x)
+{
+	const struct remat_graph *g = c->g;
+	int32_t top = 0, v, k;
+
+	memset(c->mark, 0, (size_t)g->n);
+	c->stack[top++] = x;
+	while (top > 0) {
+		v = c->stack[--top];
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (!(c->mark[u] & 1)) {
+				c->mark[u] |= 1;
+				c->stack[top++] = u;
+			}
+		}
+	}
+	c->stack[top++] = x;
+	while (top > 0) {
+		v = c->stack[--top];
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (c->need[u] && !(c->mark[u] & 2)) {
+				c->mark[u] |= 2;
+				c->stack[top++] = u;
+			}
+		}
+	}
+	for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
+		c->mark[g->in_idx[k]] |= 4;
+}
+
+#define AV(v) (2 + 2 * (int64_t)(v))
+#define CV(v) (3 + 2 * (int64_t)(v))
+
+/* The network of x (capacities are set per price by evaluate()). */
+static int build(struct cut *c, int32_t x, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	int32_t v, k;
+
+	if (c->have_g) {
+		igraph_destroy(&c->G);
+		c->have_g = 0;
+	}
+	igraph_vector_int_clear(&c->edges);
+	igraph_vector_clear(&c->cap);
+	c->ne = 0;
+	mark_x(c, x);
+	for (v = 0; v < g->n; v++) {
+		int c_never;
+
+		if (!c->need[v] || v == x)
+			continue;
+		/* c_v = 0: an input node, an input of x, a fixed ancestor. */
+		c_never = g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
+			  ((c->mark[v] & 1) && !g->recompute[v]);
+		if (g->mem[v] > 0)
+			REMAT_TRY(add_edge(c, AV(v), 1, E_MEM, v, err));
+		if (c_never) {
+			REMAT_TRY(add_edge(c, CV(v), 1, E_INF, v, err));
+		} else {
+			REMAT_TRY(add_edge(c, 0, CV(v), E_CNEG, v, err));
+			REMAT_TRY(add_edge(c, CV(v), 1, E_CPOS, v, err));
+		}
+		REMAT_TRY(add_edge(c, CV(v), AV(v), E_INF, v, err));
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			if (g->in_idx[k] != x)
+				REMAT_TRY(add_edge(c, CV(v), AV(g->in_idx[k]), E_INF, v, err));
+		if (c->mark[v] & 2) /* a descendant: computed after x */
+			REMAT_TRY(add_edge(c, 0, CV(v), E_INF, v, err));
+		if ((c->mark[v] & 4) || g->is_output[v]) /* resident then, or at the end */
+			REMAT_TRY(add_edge(c, 0, AV(v), E_INF, v, err));
+	}
+	if (remat_i_igraph_check(igraph_create(&c->G, &c->edges, 2 + 2 * (igraph_integer_t)g->n,
+					       IGRAPH_DIRECTED), "cut bound", err))
+		return err->code;
+	c->have_g = 1;
+	return REMAT_OK;
+}
+
+/*
+ * The least closure at price lam (memory_only: every cost taken as 0, the
+ * closure of least memory).  room = budget - mem(x) - workspace(x).
+ */
+static int evaluate(struct cut *c, double lam, int memory_only, double room,
+		    struct cut_eval *ev, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	double konst = 0, finite = 0, inf, flow_value, mem = 0, k = 0, scale = 0;
+	igraph_real_t flow;
+	int64_t e, i;
+	int32_t v;
+
+	for (e = 0; e < c->ne; e++) {
+		double w = 0;
+
+		v = c->enode[e];
+		switch (c->ekind[e]) {
+		case E_MEM:
+			w = lam * (double)g->mem[v];
+			break;
+		case E_CNEG:
+		case E_CPOS: {
+			double cw = ((c->mark[v] & 1) && !memory_only ? g->cost[v] : 0) -
+				    lam * (double)g->mem[v];
+
+			w = c->ekind[e] == E_CNEG ? (cw < 0 ? -cw : 0) : (cw > 0 ? cw : 0);
+			if (c->ekind[e] == E_CNEG && cw < 0)
+				konst += cw;
+			break;
+		}
+		default:
+			break;
+		}
+		VECTOR(c->cap)[e] = w;
+		finite += w;
+	}
+	inf = 2 * finite + 1;
+	for (e = 0; e < c->ne; e++)
+		if (c->ekind[e] == E_INF)
+			VECTOR(c->cap)[e] = inf;
+	if (remat_i_igraph_check(igraph_maxflow(&c->G, &flow, NULL, NULL, &c->part, NULL, 0, 1,
+						&c->cap, NULL), "cut bound", err))
+		return err->code;
+	c->flows++;
+	memset(c->side, 0, (size_t)2 * (size_t)g->n + 2);
+	for (i = 0; i < (int64_t)igraph_vector_int_size(&c->part); i++)
+		c->side[VECTOR(c->part)[i]] = 1;
+	for (v = 0; v < g->n; v++) {
+		if (!c->need[v] || !c->side[AV(v)])
+			continue;
+		if (c->side[CV(v)]) {
+			if (c->mark[v] & 1)
+				k += g->cost[v];
+		} else {
+			mem += (double)g->mem[v];
+		}
+	}
+	flow_value = (double)flow;
+	ev->k = k;
+	ev->s = mem - room;
+	/*
+	 * Every closure weighs at least konst + flow (a flow is at most any
+	 * cut), so every schedule's extra cost is at least that less
+	 * lam * room.  Rounding is paid for by a margin far below a flop.
+	 */
+	scale = finite - konst + lam * fabs(room);
+	ev->extra = memory_only ? 0 : konst + flow_value - lam * room - 1e-9 * scale;
+	if (ev->extra < 0)
+		ev->extra = 0;
+	return REMAT_OK;
+}
+
+static int expired(const struct cut *c)
+{
+	return c->deadline > 0 && remat_now() >= c->deadline;
+}
+
+/*
+ * The best bound at x: from price lam0 (> 0), cutting planes on the
+ * concave dual.  *extra: the bound's excess over the floor; *lam: the
+ * price that proved it (unchanged when none did); *infeasible: not even
+ * the closure of least memory fits.
+ */
+static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double *lam,
+		    int *infeasible, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	double anc = 0, l;
+	struct cut_eval up, down, ev;
+	int step;
+	int32_t v;
+
+	*extra = 0;
+	*infeasible = 0;
+	if (room < 0) {
+		*infeasible = 1;
+		return REMAT_OK;
+	}
+	REMAT_TRY(build(c, x, err));
+	/* Price 0: nothing to recompute; if that fits, x proves nothing. */
+	REMAT_TRY(evaluate(c, 0, 0, room, &up, err));
+	if (up.s <= 0)
+		return REMAT_OK;
+	for (v = 0; v < g->n; v++)
+		if ((c->mark[v] & 1) && c->need[v])
+			anc += g->cost[v];
+	/* Up from lam0 until the closure fits; past anc a byte outweighs all. */
+	l = lam0 > 0 ? lam0 : 1;
+	for (;;) {
+		if (expired(c))
+			return REMAT_OK;
+		if (l > anc + 1) {
+			REMAT_TRY(evaluate(c, 1, 1, room, &down, err));
+			if (down.s > 0) {
+				*infeasible = 1;
+				return REMAT_OK;
+			}
+			break;
+		}
+		REMAT_TRY(evaluate(c, l, 0, room, &ev, err));
+		if (ev.extra > *extra) {
+			*extra = ev.extra;
+			*lam = l;
+		}
+		if (ev.s <= 0) {
+			down = ev;
+			break;
+		}
+		up = ev;
+		l *= 4;
+	}
+	/* Cutting planes: the price where the two lines meet. */
+	for (step = 0; step < CUT_STEPS && up.s > down.s && !expired(c); step++) {
+		l = (down.k - up.k) / (up.s - down.s);
+		if (!(l > 0) || !isfinite(l))
+			break;
+		REMAT_TRY(evaluate(c, l, 0, room, &ev, err));
+		if (ev.extra > *extra) {
+			*extra = ev.extra;
+			*lam = l;
+		}
+		if (ev.s > 0) {
+			if (ev.k == up.k && ev.s == up.s)
+				break;
+			up = ev;
+		} else {
+			if (ev.k == down.k && ev.s == down.s)
+				break;
+			down = ev;
+		}
+	}
+	return REMAT_OK;
+}
+
+/* One price, no search: for the sweep over every x. */
+static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *infeasible,
+		    struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	struct cut_eval ev;
+
+	*extra = 0;
+	*infeasible = room < 0;
+	if (*infeasible)
+		return REMAT_OK;
+	REMAT_TRY(build(c, x, err));
+	REMAT_TRY(evaluate(c, lam, 0, room, &ev, err));
+	*extra = ev.extra;
+	return REMAT_OK;
+}
+
+static int64_t working_set(const struct remat_graph *g, int32_t x)
+{
+	int64_t w = g->mem[x] + g->workspace[x];
+	int32_t k;
+
+	for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
+		w += g->mem[g->in_idx[k]];
+	return w;
+}
+
+/*
+ * What must be resident while x runs if nothing is computed again (x's
+ * inputs, the outputs and whatever x's descendants read that x does not
+ * precede), less the room beside x: above zero, x may prove something
+ * (its bound at price lam is at most lam times this).  Marks x (mark_x).
+ */
+static double excess_at(struct cut *c, int32_t x)
+{
+	const struct remat_graph *g = c->g;
+	double mem = 0;
+	int32_t v, k;
+
+	mark_x(c, x);
+	for (v = 0; v < g->n; v++) {
+		if (!c->need[v] || v == x || (c->mark[v] & 2))
+			continue;
+		if ((c->mark[v] & 4) || g->is_output[v]) {
+			mem += (double)g->mem[v];
+			continue;
+		}
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			if (c->mark[g->use_idx[k]] & 2) {
+				mem += (double)g->mem[v];
+				break;
+			}
+	}
+	return mem - ((double)c->budget - (double)g->mem[x] - (double)g->workspace[x]);
+}
+
+struct cand {
+	double excess;         /* excess_at() */
+	int32_t pos, x;        /* topological position, node */
+	double extra;          /* bound proved at the sweep's price */
+};
+
+static int by_excess(const void *a, const void *b)
+{
+	const struct cand *p = a, *q = b;
+
+	if (p->excess != q->excess)
+		return p->excess > q->excess ? -1 : 1;
+	return (p->pos > q->pos) - (p->pos < q->pos);
+}
+
+static int by_extra(const void *a, const void *b)
+{
+	const struct cand *p = a, *q = b;
+
+	if (p->extra != q->extra)
+		return p->extra > q->extra ? -1 : 1;
+	return (p->pos > q->pos) - (p->pos < q->pos);
+}
+
+static void cut_release(struct cut *c)
+{
+	if (c->have_g)
+		igraph_destroy(&c->G);
+	igraph_vector_int_destroy(&c->edges);
+	igraph_vector_int_destroy(&c->part);
+	igraph_vector_destroy(&c->cap);
+	free(c->need);
+	free(c->mark);
+	free(c->stack);
+	free(c->side);
+	free(c->ekind);
+	free(c->enode);
+}
+
+static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
+		    double max_seconds, struct remat_error *err)
+{
+	int ok;
+
+	memset(c, 0, sizeof(*c));
+	c->g = g;
+	c->budget = budget;
+	c->deadline = max_seconds > 0 ? remat_now() + max_seconds : 0;
+	remat_i_igraph_setup();
+	ok = !igraph_vector_int_init(&c->edges, 0);
+	if (ok && igraph_vector_int_init(&c->part, 0)) {
+		igraph_vector_int_destroy(&c->edges);
+		ok = 0;
+	}
+	if (ok && igraph_vector_init(&c->cap, 0)) {
+		igraph_vector_int_destroy(&c->edges);
+		igraph_vector_int_destroy(&c->part);
+		ok = 0;
+	}
+	if (!ok)
+		return cut_oom(err);
+	c->need = malloc((size_t)g->n + 1);
+	c->mark = malloc((size_t)g->n + 1);
+	c->stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	c->side = malloc((size_t)2 * (size_t)g->n + 2);
+	c->floor = remat_i_least_cost(g);
+	if (!c->need || !c->mark || !c->stack || !c->side || c->floor < 0) {
+		cut_release(c);
+		return cut_oom(err);
+	}
+	remat_i_needed(g, c->need);
+	return REMAT_OK;
+}
+
+int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seconds,
+		    double *bound, enum remat_bound_status *status, int32_t *at,
+		    struct remat_error *err)
+{
+	struct cut c;
+	struct cand *cand = NULL;
+	double best = 0, lam, extra, full_until;
+	int32_t ncand = 0, nfull, i, v, best_x = -1;
+	int infeasible = 0, rc;
+
+	*bound = NAN;
+	*status = REMAT_BOUND_NOT_TRIED;
+	if (at)
+		*at = -1;
+	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));
+	cand = malloc(sizeof(*cand) * ((size_t)g->n + 1));
+	if (!cand) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	/*
+	 * Which nodes can prove anything, most promising first.  A node whose
+	 * own working set is over the budget proves at once that nothing fits.
+	 */
+	rc = REMAT_OK;
+	for (v = 0; v < g->n && !infeasible && !expired(&c); v++) {
+		double e;
+
+		if (!c.need[v] || g->kind[v] == REMAT_KIND_INPUT)
+			continue;
+		if (working_set(g, v) > budget) {
+			infeasible = 1;
+			best_x = v;
+			break;
+		}
+		e = excess_at(&c, v);
+		if (e <= 0)
+			continue;
+		cand[ncand].excess = e;
+		cand[ncand].pos = g->topo_pos[v];
+		cand[ncand].x = v;
+		cand[ncand].extra = 0;
+		ncand++;
+	}
+	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
+	/*
+	 * 1. Each node with its own price search, most excess first, each
+	 * starting from the best price so far; for half of the time when
+	 * there is a limit.
+	 */
+	lam = g->total_mem > 0 && c.floor > 0 ? c.floor / (double)g->total_mem : 1;
+	full_until = c.deadline > 0 ? remat_now() + 0.5 * (c.deadline - remat_now()) : 0;
+	for (nfull = 0; rc == REMAT_OK && !infeasible && nfull < ncand && !expired(&c);
+	     nfull++) {
+		double l2 = lam;
+
+		if (nfull > 0 && full_until > 0 && remat_now() >= full_until)
+			break;
+		rc = search_x(&c, cand[nfull].x, lam, &extra, &l2, &infeasible, err);
+		cand[nfull].extra = extra;
+		if (rc == REMAT_OK && (infeasible || extra > best)) {
+			best = extra;
+			best_x = cand[nfull].x;
+			lam = l2;
+		}
+	}
+	/* 2. The others at the best price, unless they cannot beat the best. */
+	for (i = nfull; rc == REMAT_OK && !infeasible && i < ncand && !expired(&c); i++) {
+		if (lam * cand[i].excess <= best)
+			continue;
+		rc = at_price(&c, cand[i].x, lam, &cand[i].extra, &infeasible, err);
+		if (rc == REMAT_OK && (infeasible || cand[i].extra > best)) {
+			best = cand[i].extra;
+			best_x = cand[i].x;
+		}
+	}
+	/* 3. The best few of those, each with its own price. */
+	if (rc == REMAT_OK && !infeasible && nfull < ncand) {
+		qsort(cand + nfull, (size_t)(ncand - nfull), sizeof(*cand), by_extra);
+		for (i = nfull; rc == REMAT_OK && !infeasible && i < nfull + CUT_REFINE &&
+			    i < ncand && cand[i].extra > 0 && !expired(&c); i++) {
+			double l2 = lam;
+
+			rc = search_x(&c, cand[i].x, lam, &extra, &l2, &infeasible, err);
+			if (rc == REMAT_OK && (infeasible || extra > best)) {
+				best = extra;
+				best_x = cand[i].x;
+			}
+		}
+	}
+	if (rc == REMAT_OK) {
+		if (infeasible) {
+			*status = REMAT_BOUND_INFEASIBLE;
+		} else {
+			*status = REMAT_BOUND_OK;
+			*bound = c.floor + best;
+		}
+		if (at)
+			*at = best_x;
+	}
+out:
+	free(cand);
+	cut_release(&c);
+	return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * test_bound.c - the cut bound (remat_bound_cut, src/plan/bound_cut.c):
+ * a lower bound on the cost of every schedule in every order.  Checked
+ * against a graph worked by hand and against exhaustive search (which
+ * shares no code with it) on small random graphs: never above the
+ * optimum, "infeasible" only where no schedule fits.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "exhaustive.h"
+#include "randdag.h"
+
+/*
+ * A two-layer training chain.  in (input, 1 byte) -> f1 (2 bytes, cost 3)
+ * -> f2 (2, cost 5) -> loss (1, cost 1) -> g2 (1, cost 1; reads loss and
+ * f2) -> g1 (1, cost 1; reads g2 and f1).  Least cost 11.
+ *
+ * Budget 5.  While g2 runs, loss and f2 (its inputs) and g2 itself take
+ * 4 bytes, leaving 1: f1 (2 bytes, read later by g1) cannot be resident
+ * then, so it is computed again after g2, from in (1 byte, which must
+ * be resident: an input cannot be recomputed).  Every schedule costs at
+ * least 11 + 3 = 14, and "f1 f2 -f1 loss g2 -loss -f2 f1 g1" does, with
+ * a peak of 5 (while g2 runs: in f2 loss g2; while g1 runs: in g2 f1 g1).
+ *
+ * Budget 4.  Beside g2 and its inputs (4 bytes) nothing fits, not even
+ * in, so f1 can neither stay nor come back: no schedule fits, although
+ * every node's own working set (at most 4 bytes) does.
+ */
+static const char *const hand_chain =
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+	"{\"id\":\"in\",\"kind\":\"input\",\"mem\":1},"
+	"{\"id\":\"f1\",\"kind\":\"forward\",\"mem\":2,\"cost\":3,\"inputs\":[\"in\"]},"
+	"{\"id\":\"f2\",\"kind\":\"forward\",\"mem\":2,\"cost\":5,\"inputs\":[\"f1\"]},"
+	"{\"id\":\"loss\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"f2\"]},"
+	"{\"id\":\"g2\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"loss\",\"f2\"]},"
+	"{\"id\":\"g1\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"g2\",\"f1\"]}],"
+	"\"outputs\":[\"g1\"]}";
+
+static void test_cut_by_hand(void **state)
+{
+	struct remat_graph *g = tu_graph(hand_chain);
+	enum remat_bound_status st;
+	struct remat_error err;
+	double lb;
+	int32_t at;
+
+	(void)state;
+	assert_true(g->min_peak_lower_bound == 4);
+	assert_int_equal(remat_bound_cut(g, 5, 0, &lb, &st, &at, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(fabs(lb - 14) < 1e-6);
+	assert_string_equal(g->id[at], "g2");
+	assert_true(exhaustive_min_cost(g, 5) == 14);
+	{
+		struct remat_sim_result r = tu_sim(g, "f1 f2 -f1 loss g2 -loss -f2 f1 g1", 5);
+
+		assert_true(r.feasible && r.cost == 14 && r.peak_mem == 5);
+	}
+
+	assert_int_equal(remat_bound_cut(g, 4, 0, &lb, &st, &at, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_INFEASIBLE);
+	assert_true(isnan(lb));
+	assert_true(exhaustive_min_cost(g, 4) == -1);
+
+	/* With room for everything: each node once, nothing more. */
+	assert_int_equal(remat_bound_cut(g, g->no_remat_peak, 0, &lb, &st, &at, &err),
+			 REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(fabs(lb - 11) < 1e-6);
+	remat_graph_free(g);
+}
+
+/*
+ * Random training graphs and DAGs of every shape (inputs, zero sizes,
+ * workspaces, nodes that may not be recomputed), every budget from the
+ * least peak to the no-remat peak: the bound is at least the least cost
+ * and at most the exhaustive optimum; "infeasible" exactly never where a
+ * schedule fits.  The bound must rise above the least cost, and prove
+ * some budget infeasible, often enough to mean something.
+ */
+static void test_cut_never_above_optimum(void **state)
+{
+	uint64_t st = 77;
+	int trial, runs = 0, above_floor = 0, tight = 0, infeasible = 0;
+
+	(void)state;
+	for (trial = 0; trial < 240; trial++) {
+		int n = 5 + (int)(tu_rand(&st) % 9);
+		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
+			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
+			: random_dag_out(&st, n, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+		double floor = tu_least_cost(g);
+
+		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
+			enum remat_bound_status status;
+			struct remat_error err;
+			double lb, ex = exhaustive_min_cost(g, b);
+			int32_t at;
+
+			if (ex == -2)
+				continue; /* too large to search */
+			runs++;
+			assert_int_equal(remat_bound_cut(g, b, 0, &lb, &status, &at, &err), REMAT_OK);
+			if (status == REMAT_BOUND_INFEASIBLE) {
+				if (ex != -1)
+					fail_msg("trial %d budget %lld: cut says infeasible, a "
+						 "schedule costs %g", trial, (long long)b, ex);
+				infeasible++;
+				continue;
+			}
+			assert_int_equal(status, REMAT_BOUND_OK);
+			assert_true(lb >= floor * (1 - 1e-12));
+			if (ex >= 0 && lb > ex * (1 + 1e-9))
+				fail_msg("trial %d budget %lld: cut bound %g above the optimum %g",
+					 trial, (long long)b, lb, ex);
+			if (lb > floor * (1 + 1e-9))
+				above_floor++;
+			if (ex >= 0 && ex > floor * (1 + 1e-9) && fabs(lb - ex) <= 1e-9 * ex)
+				tight++;
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("cut bound: %d runs, %d above the least cost, %d equal to an optimum "
+		      "above it, %d proved infeasible\n", runs, above_floor, tight, infeasible);
+	assert_true(runs > 300);
+	assert_true(above_floor > runs / 20);
+	assert_true(tight > 0);
+	assert_true(infeasible > 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cut_by_hand),
+		cmocka_unit_test(test_cut_never_above_optimum),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
