@@ -53,11 +53,15 @@
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "core/igraph_glue.h"
+#include "solver/milp.h"
 
 /* Nodes given their own price search after the sweep at one price. */
 #define CUT_REFINE 8
 /* Cutting-plane steps per node. */
 #define CUT_STEPS 24
+/* Nodes whose knapsack is solved exactly (CBC), and the cap per solve without a limit. */
+#define CUT_EXACT 4
+#define CUT_EXACT_SECONDS 30.0
 
 /* Edge kinds: what an edge's capacity is at a price. */
 enum { E_INF, E_MEM, E_CNEG, E_CPOS };
@@ -285,11 +289,13 @@ static int expired(const struct cut *c)
 /*
  * The best bound at x: from price lam0 (> 0), cutting planes on the
  * concave dual.  *extra: the bound's excess over the floor; *lam: the
- * price that proved it (unchanged when none did); *infeasible: not even
- * the closure of least memory fits.
+ * price that proved it (unchanged when none did); *kfit: the least
+ * recomputation of a closure seen that fits (what x's exact knapsack costs
+ * at most; 0 when nothing needs it, INFINITY when none was seen);
+ * *infeasible: not even the closure of least memory fits.
  */
 static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double *lam,
-		    int *infeasible, struct remat_error *err)
+		    double *kfit, int *infeasible, struct remat_error *err)
 {
 	const struct remat_graph *g = c->g;
 	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
@@ -299,6 +305,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 	int32_t v;
 
 	*extra = 0;
+	*kfit = INFINITY;
 	*infeasible = 0;
 	if (room < 0) {
 		*infeasible = 1;
@@ -307,8 +314,10 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 	REMAT_TRY(build(c, x, err));
 	/* Price 0: nothing to recompute; if that fits, x proves nothing. */
 	REMAT_TRY(evaluate(c, 0, 0, room, &up, err));
-	if (up.s <= 0)
+	if (up.s <= 0) {
+		*kfit = 0;
 		return REMAT_OK;
+	}
 	for (v = 0; v < g->n; v++)
 		if ((c->mark[v] & 1) && c->need[v])
 			anc += g->cost[v];
@@ -323,6 +332,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 				*infeasible = 1;
 				return REMAT_OK;
 			}
+			*kfit = down.k;
 			break;
 		}
 		REMAT_TRY(evaluate(c, l, 0, room, &ev, err));
@@ -332,6 +342,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 		}
 		if (ev.s <= 0) {
 			down = ev;
+			*kfit = ev.k;
 			break;
 		}
 		up = ev;
@@ -352,6 +363,8 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 				break;
 			up = ev;
 		} else {
+			if (ev.k < *kfit)
+				*kfit = ev.k;
 			if (ev.k == down.k && ev.s == down.s)
 				break;
 			down = ev;
@@ -376,6 +389,107 @@ static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *in
 	REMAT_TRY(evaluate(c, lam, 0, room, &ev, err));
 	*extra = ev.extra;
 	return REMAT_OK;
+}
+
+/*
+ * x's knapsack solved as it is, not through its dual: the MILP over the
+ * a_v and c_v of the network above (the same implications, the memory
+ * constraint as a row), by CBC in a child process until deadline.
+ * Items are whole values, so this is stronger where one large value
+ * decides (the dual may keep a fraction of it).  *extra: CBC's proven
+ * bound (its optimum when it finished), less a margin for its
+ * tolerances; *infeasible when it proved that nothing fits.
+ */
+static int exact_x(struct cut *c, int32_t x, double deadline, double *extra,
+		   int *infeasible, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	struct remat_i_milp m;
+	struct remat_i_milp_opts mo;
+	struct remat_i_milp_result mr;
+	int32_t *col = NULL, v, k;
+	double val;
+	int rc = REMAT_OK;
+
+	*extra = 0;
+	*infeasible = 0;
+	remat_i_milp_init(&m);
+	remat_i_milp_result_init(&mr);
+	mark_x(c, x);
+	col = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	if (!col) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	/* Columns: a_v at col[v], c_v at col[v] + 1. */
+	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+		int c_never = g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
+			      ((c->mark[v] & 1) && !g->recompute[v]);
+		int a_must = (c->mark[v] & 4) || g->is_output[v] || (c->mark[v] & 2);
+
+		col[v] = -1;
+		if (!c->need[v] || v == x)
+			continue;
+		rc = remat_i_milp_add_col(&m, a_must ? 1 : 0, 1, 0, 1, &col[v], err);
+		if (rc == REMAT_OK)
+			rc = remat_i_milp_add_col(&m, (c->mark[v] & 2) ? 1 : 0, c_never ? 0 : 1,
+						  (c->mark[v] & 1) ? g->cost[v] : 0, 1, NULL, err);
+	}
+	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+		if (col[v] < 0 || g->kind[v] == REMAT_KIND_INPUT)
+			continue;
+		remat_i_milp_row_begin(&m); /* c_v <= a_v */
+		rc = remat_i_milp_row_add(&m, col[v] + 1, 1, err);
+		if (rc == REMAT_OK)
+			rc = remat_i_milp_row_add(&m, col[v], -1, err);
+		if (rc == REMAT_OK)
+			rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && rc == REMAT_OK; k++) {
+			int32_t u = g->in_idx[k];
+
+			if (u == x || col[u] < 0)
+				continue;
+			remat_i_milp_row_begin(&m); /* c_v <= a_u */
+			rc = remat_i_milp_row_add(&m, col[v] + 1, 1, err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_add(&m, col[u], -1, err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
+		}
+	}
+	if (rc == REMAT_OK) {
+		remat_i_milp_row_begin(&m); /* what is resident fits beside x */
+		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+			if (col[v] < 0 || g->mem[v] == 0)
+				continue;
+			rc = remat_i_milp_row_add(&m, col[v], (double)g->mem[v], err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_add(&m, col[v] + 1, -(double)g->mem[v], err);
+		}
+		if (rc == REMAT_OK)
+			rc = remat_i_milp_row_end(&m, -HUGE_VAL, room, err);
+	}
+	if (rc)
+		goto out;
+	memset(&mo, 0, sizeof(mo));
+	mo.deadline = deadline;
+	mo.hard = deadline;
+	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &mo, &mr, err);
+	if (rc)
+		goto out;
+	if (mr.status == REMAT_I_MILP_INFEASIBLE) {
+		*infeasible = 1;
+		goto out;
+	}
+	val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
+	if (isfinite(val) && val > 0)
+		*extra = val - 1e-6 * val;
+out:
+	free(col);
+	remat_i_milp_result_release(&mr);
+	remat_i_milp_release(&m);
+	return rc;
 }
 
 static int64_t working_set(const struct remat_graph *g, int32_t x)
@@ -420,7 +534,8 @@ static double excess_at(struct cut *c, int32_t x)
 struct cand {
 	double excess;         /* excess_at() */
 	int32_t pos, x;        /* topological position, node */
-	double extra;          /* bound proved at the sweep's price */
+	double extra;          /* bound proved (price search or sweep) */
+	double kfit;           /* search_x()'s *kfit; INFINITY: not searched */
 };
 
 static int by_excess(const void *a, const void *b)
@@ -438,6 +553,20 @@ static int by_extra(const void *a, const void *b)
 
 	if (p->extra != q->extra)
 		return p->extra > q->extra ? -1 : 1;
+	return (p->pos > q->pos) - (p->pos < q->pos);
+}
+
+static int by_kfit(const void *a, const void *b)
+{
+	const struct cand *p = a, *q = b;
+
+	if (p->kfit != q->kfit) {
+		if (!isfinite(p->kfit))
+			return 1;
+		if (!isfinite(q->kfit))
+			return -1;
+		return p->kfit > q->kfit ? -1 : 1;
+	}
 	return (p->pos > q->pos) - (p->pos < q->pos);
 }
 
@@ -533,6 +662,7 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 		cand[ncand].pos = g->topo_pos[v];
 		cand[ncand].x = v;
 		cand[ncand].extra = 0;
+		cand[ncand].kfit = INFINITY;
 		ncand++;
 	}
 	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
@@ -549,7 +679,8 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 
 		if (nfull > 0 && full_until > 0 && remat_now() >= full_until)
 			break;
-		rc = search_x(&c, cand[nfull].x, lam, &extra, &l2, &infeasible, err);
+		rc = search_x(&c, cand[nfull].x, lam, &extra, &l2, &cand[nfull].kfit,
+			      &infeasible, err);
 		cand[nfull].extra = extra;
 		if (rc == REMAT_OK && (infeasible || extra > best)) {
 			best = extra;
@@ -574,7 +705,32 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 			    i < ncand && cand[i].extra > 0 && !expired(&c); i++) {
 			double l2 = lam;
 
-			rc = search_x(&c, cand[i].x, lam, &extra, &l2, &infeasible, err);
+			rc = search_x(&c, cand[i].x, lam, &extra, &l2, &cand[i].kfit,
+				      &infeasible, err);
+			if (rc == REMAT_OK && (infeasible || extra > best)) {
+				best = extra;
+				best_x = cand[i].x;
+			}
+		}
+	}
+	/*
+	 * 4. The knapsacks that could prove more than the best so far (a
+	 * fitting closure costs more than it), exactly: largest first.
+	 */
+	if (rc == REMAT_OK && !infeasible && ncand > 0) {
+		int done = 0;
+
+		qsort(cand, (size_t)ncand, sizeof(*cand), by_kfit);
+		for (i = 0; rc == REMAT_OK && !infeasible && i < ncand && done < CUT_EXACT &&
+			    !expired(&c); i++) {
+			double now = remat_now(), until;
+
+			if (!(cand[i].kfit > best * (1 + 1e-9) + 1e-12) || !isfinite(cand[i].kfit))
+				continue;
+			until = c.deadline > 0 ? now + (c.deadline - now) / 2
+				: now + CUT_EXACT_SECONDS;
+			rc = exact_x(&c, cand[i].x, until, &extra, &infeasible, err);
+			done++;
 			if (rc == REMAT_OK && (infeasible || extra > best)) {
 				best = extra;
 				best_x = cand[i].x;

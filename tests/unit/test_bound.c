@@ -73,6 +73,36 @@ static void test_cut_by_hand(void **state)
 }
 
 /*
+ * The same chain with an input of 0 bytes.  At budget 5, while g2 runs,
+ * 1 byte is left beside loss, f2 and g2, and f1 takes 2: f1 must be
+ * computed again (14, as before).  The dual alone would keep half of f1
+ * and bound 11 + 3/2 = 12.5; the knapsack solved whole gives 14.
+ */
+static void test_cut_whole_values(void **state)
+{
+	char *json = strdup(hand_chain);
+	char *p = strstr(json, "\"mem\":1}");
+	struct remat_graph *g;
+	enum remat_bound_status st;
+	struct remat_error err;
+	double lb;
+	int32_t at;
+
+	(void)state;
+	assert_non_null(p);
+	p[6] = '0'; /* in: "mem":0 */
+	g = tu_graph(json);
+	assert_true(g->mem[0] == 0);
+	assert_int_equal(remat_bound_cut(g, 5, 0, &lb, &st, &at, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(fabs(lb - 14) < 1e-4);
+	assert_string_equal(g->id[at], "g2");
+	assert_true(exhaustive_min_cost(g, 5) == 14);
+	remat_graph_free(g);
+	free(json);
+}
+
+/*
  * Random training graphs and DAGs of every shape (inputs, zero sizes,
  * workspaces, nodes that may not be recomputed), every budget from the
  * least peak to the no-remat peak: the bound is at least the least cost
@@ -137,6 +167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cut_by_hand),
+		cmocka_unit_test(test_cut_whole_values),
 		cmocka_unit_test(test_cut_never_above_optimum),
 	};
 
