@@ -47,12 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <igraph.h>
-
 #include "remat/bound.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
-#include "core/igraph_glue.h"
 #include "solver/milp.h"
 
 /* Nodes given their own price search after the sweep at one price. */
@@ -74,15 +71,23 @@ struct cut {
 	uint8_t *need;         /* [n] */
 	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x */
 	int32_t *stack;        /* [n] */
-	/* The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v c_v. */
-	igraph_vector_int_t edges, part;
-	igraph_vector_t cap;
+	/*
+	 * The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v
+	 * c_v.  Edge e runs eu[e] -> ev[e]; its arcs are 2e (forward) and
+	 * 2e+1 (back), res[] their residual capacities; arcs[off[u]..off[u+1])
+	 * are the arcs leaving u.
+	 */
+	int32_t nv;
+	int32_t *eu, *ev;      /* per edge */
 	uint8_t *ekind;        /* per edge */
 	int32_t *enode;        /* per edge */
 	int64_t ne, ecap;
-	igraph_t G;
-	int have_g;
-	uint8_t *side;         /* [2n+2] source side of the last cut */
+	int64_t *off;          /* [nv + 1] */
+	int64_t *arcs;         /* [2 ne] */
+	double *res;           /* [2 ne] */
+	int32_t *level, *queue;/* [nv] */
+	int64_t *it, *path;    /* [nv] */
+	uint8_t *side;         /* [nv] source side of the last cut */
 	int64_t flows;
 };
 
@@ -91,7 +96,13 @@ struct cut_eval {
 	double extra;          /* proven: every schedule costs >= floor + extra */
 	double k;              /* the closure's recomputation cost */
 	double s;              /* its memory over the room: mem(R) - room */
+	int partial;           /* the deadline stopped the flow: extra holds, k and s do not */
 };
+
+static int expired(const struct cut *c)
+{
+	return c->deadline > 0 && remat_now() >= c->deadline;
+}
 
 static int cut_oom(struct remat_error *err)
 {
@@ -104,24 +115,162 @@ static int add_edge(struct cut *c, int64_t a, int64_t b, int kind, int32_t v,
 	if (c->ne == c->ecap) {
 		int64_t ncap = c->ecap ? 2 * c->ecap : 1024;
 		uint8_t *k = realloc(c->ekind, (size_t)ncap);
-		int32_t *n2;
+		int32_t *n2, *u2, *v2;
 
 		if (!k)
 			return cut_oom(err);
 		c->ekind = k;
-		n2 = realloc(c->enode, sizeof(int32_t) * (size_t)ncap);
-		if (!n2)
+		if (!(n2 = realloc(c->enode, sizeof(int32_t) * (size_t)ncap)))
 			return cut_oom(err);
 		c->enode = n2;
+		if (!(u2 = realloc(c->eu, sizeof(int32_t) * (size_t)ncap)))
+			return cut_oom(err);
+		c->eu = u2;
+		if (!(v2 = realloc(c->ev, sizeof(int32_t) * (size_t)ncap)))
+			return cut_oom(err);
+		c->ev = v2;
 		c->ecap = ncap;
 	}
-	if (igraph_vector_int_push_back(&c->edges, a) ||
-	    igraph_vector_int_push_back(&c->edges, b) || igraph_vector_push_back(&c->cap, 0))
-		return cut_oom(err);
+	c->eu[c->ne] = (int32_t)a;
+	c->ev[c->ne] = (int32_t)b;
 	c->ekind[c->ne] = (uint8_t)kind;
 	c->enode[c->ne] = v;
 	c->ne++;
 	return REMAT_OK;
+}
+
+/* The arcs leaving each vertex, once the edges are in (build()). */
+static int index_arcs(struct cut *c, struct remat_error *err)
+{
+	int64_t e, *fill;
+	int32_t u;
+
+	free(c->arcs);
+	free(c->res);
+	c->arcs = malloc(sizeof(int64_t) * (size_t)(2 * c->ne + 1));
+	c->res = malloc(sizeof(double) * (size_t)(2 * c->ne + 1));
+	if (!c->arcs || !c->res)
+		return cut_oom(err);
+	memset(c->off, 0, sizeof(int64_t) * ((size_t)c->nv + 1));
+	for (e = 0; e < c->ne; e++) {
+		c->off[c->eu[e] + 1]++;
+		c->off[c->ev[e] + 1]++;
+	}
+	for (u = 0; u < c->nv; u++)
+		c->off[u + 1] += c->off[u];
+	fill = c->it; /* scratch */
+	memcpy(fill, c->off, sizeof(int64_t) * (size_t)c->nv);
+	for (e = 0; e < c->ne; e++) {
+		c->arcs[fill[c->eu[e]]++] = 2 * e;
+		c->arcs[fill[c->ev[e]]++] = 2 * e + 1;
+	}
+	return REMAT_OK;
+}
+
+static inline int32_t arc_head(const struct cut *c, int64_t a)
+{
+	return (a & 1) ? c->eu[a >> 1] : c->ev[a >> 1];
+}
+
+static inline int32_t arc_tail(const struct cut *c, int64_t a)
+{
+	return (a & 1) ? c->ev[a >> 1] : c->eu[a >> 1];
+}
+
+/* Levels from the source over arcs with residual above eps; 1 if the sink is reached. */
+static int bfs_levels(struct cut *c, double eps)
+{
+	int32_t qh = 0, qt = 0, u;
+	int64_t k;
+
+	for (u = 0; u < c->nv; u++)
+		c->level[u] = -1;
+	c->level[0] = 0;
+	c->queue[qt++] = 0;
+	while (qh < qt) {
+		u = c->queue[qh++];
+		for (k = c->off[u]; k < c->off[u + 1]; k++) {
+			int64_t a = c->arcs[k];
+			int32_t w = arc_head(c, a);
+
+			if (c->res[a] > eps && c->level[w] < 0) {
+				c->level[w] = c->level[u] + 1;
+				c->queue[qt++] = w;
+			}
+		}
+	}
+	return c->level[1] >= 0;
+}
+
+/*
+ * Dinic's maximum flow from 0 to 1 on res[] (residuals are left in it).
+ * *value: the flow pushed, which is at most every cut's capacity even
+ * when the deadline stops it early (*partial set); the source side of a
+ * minimum cut is in side[] when it ran to the end.
+ */
+static void max_flow(struct cut *c, double eps, double *value, int *partial)
+{
+	int64_t pushes = 0;
+	int32_t u;
+
+	*value = 0;
+	*partial = 0;
+	while (bfs_levels(c, eps)) {
+		int64_t depth = 0;
+
+		if (expired(c)) {
+			*partial = 1;
+			return;
+		}
+		memcpy(c->it, c->off, sizeof(int64_t) * (size_t)c->nv);
+		u = 0;
+		for (;;) {
+			if (u == 1) { /* augment along the path, then start again */
+				double f = INFINITY;
+				int64_t d;
+
+				for (d = 0; d < depth; d++)
+					if (c->res[c->path[d]] < f)
+						f = c->res[c->path[d]];
+				for (d = 0; d < depth; d++) {
+					c->res[c->path[d]] -= f;
+					c->res[c->path[d] ^ 1] += f;
+				}
+				*value += f;
+				depth = 0;
+				u = 0;
+				if ((++pushes & 1023) == 0 && expired(c)) {
+					*partial = 1;
+					return;
+				}
+				continue;
+			}
+			while (c->it[u] < c->off[u + 1]) {
+				int64_t a = c->arcs[c->it[u]];
+				int32_t w = arc_head(c, a);
+
+				if (c->res[a] > eps && c->level[w] == c->level[u] + 1)
+					break;
+				c->it[u]++;
+			}
+			if (c->it[u] < c->off[u + 1]) {
+				int64_t a = c->arcs[c->it[u]];
+
+				c->path[depth++] = a;
+				u = arc_head(c, a);
+			} else if (u == 0) {
+				break; /* blocking flow done */
+			} else {
+				c->level[u] = -1; /* dead end */
+				u = arc_tail(c, c->path[--depth]);
+				c->it[u]++;
+			}
+		}
+	}
+	/* The source side of a minimum cut: what the source still reaches. */
+	memset(c->side, 0, (size_t)c->nv);
+	for (u = 0; u < c->nv; u++)
+		c->side[u] = c->level[u] >= 0;
 }
 
 /* Mark x's ancestors (1) and needed descendants (2), and its inputs (4). */
@@ -168,12 +317,6 @@ static int build(struct cut *c, int32_t x, struct remat_error *err)
 	const struct remat_graph *g = c->g;
 	int32_t v, k;
 
-	if (c->have_g) {
-		igraph_destroy(&c->G);
-		c->have_g = 0;
-	}
-	igraph_vector_int_clear(&c->edges);
-	igraph_vector_clear(&c->cap);
 	c->ne = 0;
 	mark_x(c, x);
 	for (v = 0; v < g->n; v++) {
@@ -201,11 +344,7 @@ static int build(struct cut *c, int32_t x, struct remat_error *err)
 		if ((c->mark[v] & 4) || g->is_output[v]) /* resident then, or at the end */
 			REMAT_TRY(add_edge(c, 0, AV(v), E_INF, v, err));
 	}
-	if (remat_i_igraph_check(igraph_create(&c->G, &c->edges, 2 + 2 * (igraph_integer_t)g->n,
-					       IGRAPH_DIRECTED), "cut bound", err))
-		return err->code;
-	c->have_g = 1;
-	return REMAT_OK;
+	return index_arcs(c, err);
 }
 
 /*
@@ -217,10 +356,10 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 {
 	const struct remat_graph *g = c->g;
 	double konst = 0, finite = 0, inf, flow_value, mem = 0, k = 0, scale = 0;
-	igraph_real_t flow;
-	int64_t e, i;
+	int64_t e;
 	int32_t v;
 
+	(void)err;
 	for (e = 0; e < c->ne; e++) {
 		double w = 0;
 
@@ -242,21 +381,17 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 		default:
 			break;
 		}
-		VECTOR(c->cap)[e] = w;
+		c->res[2 * e] = w;
+		c->res[2 * e + 1] = 0;
 		finite += w;
 	}
 	inf = 2 * finite + 1;
 	for (e = 0; e < c->ne; e++)
 		if (c->ekind[e] == E_INF)
-			VECTOR(c->cap)[e] = inf;
-	if (remat_i_igraph_check(igraph_maxflow(&c->G, &flow, NULL, NULL, &c->part, NULL, 0, 1,
-						&c->cap, NULL), "cut bound", err))
-		return err->code;
+			c->res[2 * e] = inf;
+	max_flow(c, 1e-13 * finite, &flow_value, &ev->partial);
 	c->flows++;
-	memset(c->side, 0, (size_t)2 * (size_t)g->n + 2);
-	for (i = 0; i < (int64_t)igraph_vector_int_size(&c->part); i++)
-		c->side[VECTOR(c->part)[i]] = 1;
-	for (v = 0; v < g->n; v++) {
+	for (v = 0; !ev->partial && v < g->n; v++) {
 		if (!c->need[v] || !c->side[AV(v)])
 			continue;
 		if (c->side[CV(v)]) {
@@ -266,7 +401,6 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 			mem += (double)g->mem[v];
 		}
 	}
-	flow_value = (double)flow;
 	ev->k = k;
 	ev->s = mem - room;
 	/*
@@ -279,11 +413,6 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 	if (ev->extra < 0)
 		ev->extra = 0;
 	return REMAT_OK;
-}
-
-static int expired(const struct cut *c)
-{
-	return c->deadline > 0 && remat_now() >= c->deadline;
 }
 
 /*
@@ -314,6 +443,8 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 	REMAT_TRY(build(c, x, err));
 	/* Price 0: nothing to recompute; if that fits, x proves nothing. */
 	REMAT_TRY(evaluate(c, 0, 0, room, &up, err));
+	if (up.partial)
+		return REMAT_OK;
 	if (up.s <= 0) {
 		*kfit = 0;
 		return REMAT_OK;
@@ -328,6 +459,8 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 			return REMAT_OK;
 		if (l > anc + 1) {
 			REMAT_TRY(evaluate(c, 1, 1, room, &down, err));
+			if (down.partial)
+				return REMAT_OK;
 			if (down.s > 0) {
 				*infeasible = 1;
 				return REMAT_OK;
@@ -340,6 +473,8 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 			*extra = ev.extra;
 			*lam = l;
 		}
+		if (ev.partial)
+			return REMAT_OK;
 		if (ev.s <= 0) {
 			down = ev;
 			*kfit = ev.k;
@@ -358,6 +493,8 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 			*extra = ev.extra;
 			*lam = l;
 		}
+		if (ev.partial)
+			break;
 		if (ev.s > 0) {
 			if (ev.k == up.k && ev.s == up.s)
 				break;
@@ -547,6 +684,66 @@ static int by_excess(const void *a, const void *b)
 	return (p->pos > q->pos) - (p->pos < q->pos);
 }
 
+/*
+ * Every needed node that is not an input, in cand[0..*n), ordered by the
+ * memory held while it runs when the needed nodes run once each in
+ * g->topo and each value is freed after its last reader (the inputs
+ * held from the start): highest first.  cand[].excess holds that memory.
+ */
+static int topo_live(struct cut *c, struct cand *cand, int32_t *n, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	int32_t *last = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	int32_t *head = malloc(sizeof(int32_t) * ((size_t)g->n + 2));
+	int32_t *next = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	double held = 0;
+	int32_t i, v, k;
+
+	*n = 0;
+	if (!last || !head || !next) {
+		free(last);
+		free(head);
+		free(next);
+		return cut_oom(err);
+	}
+	for (i = 0; i <= g->n; i++)
+		head[i] = -1;
+	for (v = 0; v < g->n; v++) {
+		if (!c->need[v])
+			continue;
+		last[v] = g->is_output[v] ? g->n : g->topo_pos[v];
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (c->need[u] && g->topo_pos[u] > last[v] && last[v] < g->n)
+				last[v] = g->topo_pos[u];
+		}
+		if (g->kind[v] == REMAT_KIND_INPUT)
+			held += (double)g->mem[v];
+		next[v] = head[last[v]];
+		head[last[v]] = v;
+	}
+	for (i = 0; i < g->n; i++) {
+		v = g->topo[i];
+		if (c->need[v] && g->kind[v] != REMAT_KIND_INPUT) {
+			cand[*n].excess = held + (double)g->mem[v] + (double)g->workspace[v];
+			cand[*n].pos = i;
+			cand[*n].x = v;
+			cand[*n].extra = 0;
+			cand[*n].kfit = INFINITY;
+			(*n)++;
+			held += (double)g->mem[v];
+		}
+		for (k = head[i]; k >= 0; k = next[k])
+			held -= (double)g->mem[k];
+	}
+	free(last);
+	free(head);
+	free(next);
+	qsort(cand, (size_t)*n, sizeof(*cand), by_excess);
+	return REMAT_OK;
+}
+
 static int by_extra(const void *a, const void *b)
 {
 	const struct cand *p = a, *q = b;
@@ -572,47 +769,45 @@ static int by_kfit(const void *a, const void *b)
 
 static void cut_release(struct cut *c)
 {
-	if (c->have_g)
-		igraph_destroy(&c->G);
-	igraph_vector_int_destroy(&c->edges);
-	igraph_vector_int_destroy(&c->part);
-	igraph_vector_destroy(&c->cap);
 	free(c->need);
 	free(c->mark);
 	free(c->stack);
 	free(c->side);
 	free(c->ekind);
 	free(c->enode);
+	free(c->eu);
+	free(c->ev);
+	free(c->off);
+	free(c->arcs);
+	free(c->res);
+	free(c->level);
+	free(c->queue);
+	free(c->it);
+	free(c->path);
 }
 
 static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 		    double max_seconds, struct remat_error *err)
 {
-	int ok;
+	size_t nv = (size_t)2 * (size_t)g->n + 2;
 
 	memset(c, 0, sizeof(*c));
 	c->g = g;
 	c->budget = budget;
 	c->deadline = max_seconds > 0 ? remat_now() + max_seconds : 0;
-	remat_i_igraph_setup();
-	ok = !igraph_vector_int_init(&c->edges, 0);
-	if (ok && igraph_vector_int_init(&c->part, 0)) {
-		igraph_vector_int_destroy(&c->edges);
-		ok = 0;
-	}
-	if (ok && igraph_vector_init(&c->cap, 0)) {
-		igraph_vector_int_destroy(&c->edges);
-		igraph_vector_int_destroy(&c->part);
-		ok = 0;
-	}
-	if (!ok)
-		return cut_oom(err);
+	c->nv = (int32_t)nv;
 	c->need = malloc((size_t)g->n + 1);
 	c->mark = malloc((size_t)g->n + 1);
 	c->stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	c->side = malloc((size_t)2 * (size_t)g->n + 2);
+	c->side = malloc(nv);
+	c->off = malloc(sizeof(int64_t) * (nv + 1));
+	c->level = malloc(sizeof(int32_t) * nv);
+	c->queue = malloc(sizeof(int32_t) * nv);
+	c->it = malloc(sizeof(int64_t) * nv);
+	c->path = malloc(sizeof(int64_t) * nv);
 	c->floor = remat_i_least_cost(g);
-	if (!c->need || !c->mark || !c->stack || !c->side || c->floor < 0) {
+	if (!c->need || !c->mark || !c->stack || !c->side || !c->off || !c->level ||
+	    !c->queue || !c->it || !c->path || c->floor < 0) {
 		cut_release(c);
 		return cut_oom(err);
 	}
@@ -643,11 +838,13 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	/*
 	 * Which nodes can prove anything, most promising first.  A node whose
 	 * own working set is over the budget proves at once that nothing fits.
+	 * The exact excess costs a pass over the graph per node, so nodes are
+	 * taken in order of the memory held while they run in the plain
+	 * order, each value freed after its last reader (where a budget binds
+	 * first), for at most a third of the time when there is a limit.
 	 */
 	rc = REMAT_OK;
-	for (v = 0; v < g->n && !infeasible && !expired(&c); v++) {
-		double e;
-
+	for (v = 0; v < g->n; v++) {
 		if (!c.need[v] || g->kind[v] == REMAT_KIND_INPUT)
 			continue;
 		if (working_set(g, v) > budget) {
@@ -655,15 +852,24 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 			best_x = v;
 			break;
 		}
-		e = excess_at(&c, v);
-		if (e <= 0)
-			continue;
-		cand[ncand].excess = e;
-		cand[ncand].pos = g->topo_pos[v];
-		cand[ncand].x = v;
-		cand[ncand].extra = 0;
-		cand[ncand].kfit = INFINITY;
-		ncand++;
+	}
+	if (!infeasible) {
+		double scan_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 3 : 0;
+		int32_t n_all = 0;
+
+		rc = topo_live(&c, cand, &n_all, err);
+		for (i = 0; rc == REMAT_OK && i < n_all; i++) {
+			double e;
+
+			if (i > 0 && ((scan_until > 0 && remat_now() >= scan_until) || expired(&c)))
+				break;
+			e = excess_at(&c, cand[i].x);
+			if (e <= 0)
+				continue;
+			cand[ncand] = cand[i];
+			cand[ncand].excess = e;
+			ncand++;
+		}
 	}
 	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
 	/*
