@@ -26,22 +26,31 @@
  * a_v (v is in R or C) and c_v (v is in C) per node, a_v weighing
  * lam mem(v), c_v weighing cost(v) [an ancestor] - lam mem(v).  For
  * every lam, the cut's value less lam (budget - mem(x) - workspace(x))
- * bounds the least from below (Lagrangian duality); the bound is
- * concave in lam, and its maximum is found by cutting planes (each cut
- * also gives the closure's cost and memory, a line under the bound).
+ * bounds the least from below (Lagrangian duality).  That dual is
+ * concave in lam (each closure is a line over it: its recomputation plus
+ * lam times its memory over the room), and its maximum is found by
+ * cutting planes.  The max-flow is Dinic's, here, stopped by the
+ * deadline between augmentations (a flow stopped early still bounds).
  * When even the closure of least memory (every cost ignored) is over, no
  * schedule fits at all.
  *
+ * The dual may keep a fraction of one large value where a schedule must
+ * keep all of it or none, so for the few x whose dual may be loosest (a
+ * closure that fits costs most above the best bound), the knapsack is
+ * also solved whole, as a MILP with CBC, and CBC's proven bound counts.
+ *
  * Strong where the graph has a narrow waist every schedule must pass
  * (the loss of a training graph: all activations the backward pass reads
- * are resident there or recomputed after); zero on graphs a schedule
+ * are resident there or recomputed after); weak on graphs a schedule
  * may run in any order (a random DAG: what is not resident can be
  * computed later for the first time).
  *
- * Which x: first the one with the largest working set (inputs, output
- * and workspace), with the price searched in full; then every other at
- * the best price found, in order of working set; then the best few with
- * their own price search.  Stops at the time limit with the best so far.
+ * Which x: those that must hold more than the room if nothing were
+ * recomputed, found in order of the memory held while they run in the
+ * plain order; most excess first, each with its own price search, for
+ * half of the time; the rest at the best price found, and the best few
+ * of those with their own search; then the whole knapsacks.  Stops at
+ * the time limit with the best bound so far.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -88,7 +97,6 @@ struct cut {
 	int32_t *level, *queue;/* [nv] */
 	int64_t *it, *path;    /* [nv] */
 	uint8_t *side;         /* [nv] source side of the last cut */
-	int64_t flows;
 };
 
 /* One evaluation at a price: the bound it proves and the closure's line. */
@@ -390,7 +398,6 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 		if (c->ekind[e] == E_INF)
 			c->res[2 * e] = inf;
 	max_flow(c, 1e-13 * finite, &flow_value, &ev->partial);
-	c->flows++;
 	for (v = 0; !ev->partial && v < g->n; v++) {
 		if (!c->need[v] || !c->side[AV(v)])
 			continue;
