@@ -53,6 +53,19 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 		    struct remat_error *err);
 
 /*
+ * The same cut as a bound on the peak: the largest, over the nodes x
+ * tried, of the least memory any schedule holds while x first runs (what
+ * the rest reads from x's side and cannot be recomputed from what stays,
+ * plus x's inputs, output and workspace), recomputation being free.  No
+ * schedule peaks lower, so no budget below it fits.  Never below
+ * min_peak_lower_bound's needed-node figure.  Nodes are tried most
+ * promising first until max_seconds (0: no cap); *at (may be NULL): the
+ * node that gave it, -1 when it is the working-set figure.
+ */
+int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_t *peak,
+			 int32_t *at, struct remat_error *err);
+
+/*
  * The bound every schedule obeys at any budget: the cost of computing
  * each node some output needs exactly once (auto reports it as its lower
  * bound when the MILP proved nothing better; the gap is then the

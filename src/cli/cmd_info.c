@@ -10,6 +10,8 @@
 
 /* The LP bound at --budget: never more than this many seconds of LP. */
 #define INFO_LP_SECONDS 15
+/* The cut's peak bound: never more than this many seconds. */
+#define INFO_PEAK_SECONDS 2
 /* The cut bound at --budget: never more than this many seconds. */
 #define INFO_CUT_SECONDS 5
 /* The best order's peak: never more than this many seconds of search. */
@@ -37,7 +39,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int json = 0, rc, code;
 	enum remat_bound_status lp_status = REMAT_BOUND_NOT_TRIED;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
-	int32_t cut_at = -1;
+	int32_t cut_at = -1, peak_at = -1;
+	int64_t cut_peak = -1;
 	double cut_bound = NAN;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_lp = 0, lp_seconds;
 	struct cli_opt opts[] = {
@@ -110,6 +113,19 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		counts[g->kind[v]]++;
 	{
 		/*
+		 * The least peak any schedule can have (the cut's peak bound): a
+		 * third of the time to the deadline, at most INFO_PEAK_SECONDS.
+		 */
+		double now = remat_now(), share = INFO_PEAK_SECONDS;
+		struct remat_error e;
+
+		if (deadline > 0 && (deadline - now) / 3 < share)
+			share = (deadline - now) / 3;
+		if (share > 0 && remat_bound_cut_peak(g, share, &cut_peak, &peak_at, &e))
+			cut_peak = -1;
+	}
+	{
+		/*
 		 * The lowest no-remat peak of any order remat finds (remat
 		 * order): at most INFO_ORDER_SECONDS, and at most half of what
 		 * is left before the deadline (the tree width gets the rest).
@@ -154,6 +170,16 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		       (long long)g->total_mem, (long long)g->no_remat_peak,
 		       (long long)g->min_peak_lower_bound);
 		remat_i_json_write_num(stdout, g->baseline_cost);
+		if (cut_peak >= 0) {
+			printf(", \"min_peak_cut_bound\": %lld, \"min_peak_cut_node\": ",
+			       (long long)cut_peak);
+			if (peak_at >= 0)
+				remat_i_json_write_str(stdout, g->id[peak_at]);
+			else
+				fputs("null", stdout);
+		} else {
+			printf(", \"min_peak_cut_bound\": null, \"min_peak_cut_node\": null");
+		}
 		if (order_peak >= 0)
 			printf(", \"best_order_peak\": %lld", (long long)order_peak);
 		else if (order_late)
@@ -232,6 +258,16 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		}
 		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
+		if (cut_peak > g->min_peak_lower_bound) {
+			char b4[32];
+
+			remat_format_bytes(cut_peak, b4, sizeof(b4));
+			printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
+			       "schedule peaks lower: what must stay while %s first runs)\n", b4,
+			       (long long)cut_peak, g->no_remat_peak > 0 ?
+			       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0,
+			       peak_at >= 0 ? g->id[peak_at] : "?");
+		}
 		cli_format_cost(g->baseline_cost, b1, sizeof(b1));
 		printf("baseline cost  %s %s\n", b1, g->cost_unit);
 		if (chain->largest >= 0) {

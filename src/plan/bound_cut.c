@@ -965,3 +965,48 @@ out:
 	cut_release(&c);
 	return rc;
 }
+
+int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_t *peak,
+			 int32_t *at, struct remat_error *err)
+{
+	struct cut c;
+	struct cand *cand = NULL;
+	struct cut_eval ev;
+	int32_t n_all = 0, i;
+	int rc;
+
+	*peak = remat_i_least_peak(g);
+	if (at)
+		*at = -1;
+	if (*peak < 0)
+		return cut_oom(err);
+	/* No budget: the room is taken as 0, and only the memory is read. */
+	REMAT_TRY(cut_init(&c, g, 0, max_seconds, err));
+	cand = malloc(sizeof(*cand) * ((size_t)g->n + 1));
+	if (!cand) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	rc = topo_live(&c, cand, &n_all, err);
+	for (i = 0; rc == REMAT_OK && i < n_all && !expired(&c); i++) {
+		int32_t x = cand[i].x;
+		int64_t held;
+
+		rc = build(&c, x, err);
+		if (rc == REMAT_OK)
+			rc = evaluate(&c, 1, 1, 0, &ev, err);
+		if (rc || ev.partial)
+			break;
+		/* The least memory resident beside x when it first runs, and x. */
+		held = (int64_t)llround(ev.s) + g->mem[x] + g->workspace[x];
+		if (held > *peak) {
+			*peak = held;
+			if (at)
+				*at = x;
+		}
+	}
+out:
+	free(cand);
+	cut_release(&c);
+	return rc;
+}

@@ -64,6 +64,15 @@ static void test_cut_by_hand(void **state)
 	assert_true(isnan(lb));
 	assert_true(exhaustive_min_cost(g, 4) == -1);
 
+	/* The peak: in (1), loss and f2 stay beside g2 (1): no schedule below 5. */
+	{
+		int64_t peak;
+
+		assert_int_equal(remat_bound_cut_peak(g, 0, &peak, &at, &err), REMAT_OK);
+		assert_true(peak == 5);
+		assert_string_equal(g->id[at], "g2");
+	}
+
 	/* With room for everything: each node once, nothing more. */
 	assert_int_equal(remat_bound_cut(g, g->no_remat_peak, 0, &lb, &st, &at, &err),
 			 REMAT_OK);
@@ -108,12 +117,14 @@ static void test_cut_whole_values(void **state)
  * least peak to the no-remat peak: the bound is at least the least cost
  * and at most the exhaustive optimum; "infeasible" exactly never where a
  * schedule fits.  The bound must rise above the least cost, and prove
- * some budget infeasible, often enough to mean something.
+ * some budget infeasible, often enough to mean something.  The peak
+ * bound: no schedule fits one byte below it.
  */
 static void test_cut_never_above_optimum(void **state)
 {
 	uint64_t st = 77;
 	int trial, runs = 0, above_floor = 0, tight = 0, infeasible = 0;
+	int peak_runs = 0, peak_above = 0, peak_tight = 0;
 
 	(void)state;
 	for (trial = 0; trial < 240; trial++) {
@@ -122,8 +133,23 @@ static void test_cut_never_above_optimum(void **state)
 			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
 			: random_dag_out(&st, n, 1);
 		struct remat_graph *g = tu_graph(json);
-		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b, peak;
 		double floor = tu_least_cost(g);
+		struct remat_error perr;
+
+		/* The peak bound: nothing fits one byte below it. */
+		assert_int_equal(remat_bound_cut_peak(g, 0, &peak, NULL, &perr), REMAT_OK);
+		assert_true(peak >= lo && peak <= hi);
+		if (exhaustive_min_cost(g, peak - 1) != -2) {
+			if (exhaustive_min_cost(g, peak - 1) != -1)
+				fail_msg("trial %d: a schedule peaks below the cut's peak bound %lld",
+					 trial, (long long)peak);
+			peak_runs++;
+			if (peak > lo)
+				peak_above++;
+			if (exhaustive_min_cost(g, peak) >= 0)
+				peak_tight++;
+		}
 
 		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
 			enum remat_bound_status status;
@@ -157,7 +183,11 @@ static void test_cut_never_above_optimum(void **state)
 	}
 	print_message("cut bound: %d runs, %d above the least cost, %d equal to an optimum "
 		      "above it, %d proved infeasible\n", runs, above_floor, tight, infeasible);
+	print_message("cut peak bound: %d graphs, %d above the working-set bound, %d reached by "
+		      "a schedule\n", peak_runs, peak_above, peak_tight);
 	assert_true(runs > 300);
+	assert_true(peak_above > peak_runs / 20);
+	assert_true(peak_tight > peak_runs / 2);
 	assert_true(above_floor > runs / 20);
 	assert_true(tight > 0);
 	assert_true(infeasible > 0);
