@@ -260,12 +260,12 @@ static int auto_plan(const struct remat_plan_request *req,
 		double share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - remat_now())
 			: AUTO_CUT_SECONDS;
 
-		if (share > 0) {
-			rc = remat_bound_cut(req->graph, req->budget, share, &cut_lb, &cut_status,
-					     &cut_at, err);
-			if (rc)
-				goto done;
-		}
+		struct remat_error e;
+
+		/* A bound is extra: if it cannot be had (out of memory), plan without. */
+		if (share > 0 && remat_bound_cut(req->graph, req->budget, share, &cut_lb,
+						 &cut_status, &cut_at, &e) != REMAT_OK)
+			cut_status = REMAT_BOUND_NOT_TRIED;
 	}
 	floor = cut_status == REMAT_BOUND_OK && cut_lb > k.floor_cost ? cut_lb : k.floor_cost;
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
