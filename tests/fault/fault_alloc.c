@@ -908,6 +908,34 @@ static int op_treedec(const struct op *o, struct remat_error *err)
 	return rc;
 }
 
+/*
+ * The cut bounds (src/plan/bound_cut.c) on the training graph: the cost
+ * bound halfway between the least peak and the no-remat peak (price
+ * searches, max-flows and, for the most promising nodes, CBC's knapsack
+ * in a forked child), and the peak bound (variant 1).
+ */
+static int op_cut(const struct op *o, struct remat_error *err)
+{
+	const struct remat_graph *g = *o->graph;
+	int64_t budget = (g->min_peak_lower_bound + g->no_remat_peak) / 2, peak = -1;
+	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
+	double lb = NAN;
+	int32_t at = -1;
+	int rc;
+
+	fi_begin();
+	if (o->variant)
+		rc = remat_bound_cut_peak(g, 0, &peak, &at, err);
+	else
+		rc = remat_bound_cut(g, budget, 0, &lb, &st, &at, err);
+	fi_end();
+	if (rc == REMAT_OK && o->variant)
+		assert_true(peak >= g->min_peak_lower_bound);
+	if (rc == REMAT_OK && !o->variant)
+		assert_true(st == REMAT_BOUND_INFEASIBLE || lb >= tu_least_cost(g) * (1 - 1e-12));
+	return rc;
+}
+
 /* ---- operations: planners ---- */
 
 static int op_plan(const struct op *o, struct remat_error *err)
@@ -975,6 +1003,9 @@ static const struct op ANALYSIS_OPS[] = {
 	OP("chain build (inference)", op_chain, .graph = (const struct remat_graph *const *)&g_kumar),
 	OP("treedec build", op_treedec, .graph = (const struct remat_graph *const *)&g_train),
 	OP("treedec build (masked)", op_treedec, .graph = (const struct remat_graph *const *)&g_train,
+	   .variant = 1),
+	OP("cut bound", op_cut, .graph = (const struct remat_graph *const *)&g_train, .stride = 5),
+	OP("cut peak bound", op_cut, .graph = (const struct remat_graph *const *)&g_train,
 	   .variant = 1),
 };
 
