@@ -102,6 +102,8 @@ struct cut {
 /* One evaluation at a price: the bound it proves and the closure's line. */
 struct cut_eval {
 	double extra;          /* proven: every schedule costs >= floor + extra */
+	double proven;         /* the dual's value itself (may be below 0); for a
+				  memory-only closure: least memory - room, from below */
 	double k;              /* the closure's recomputation cost */
 	double s;              /* its memory over the room: mem(R) - room */
 	int partial;           /* the deadline stopped the flow: extra holds, k and s do not */
@@ -110,6 +112,12 @@ struct cut_eval {
 static int expired(const struct cut *c)
 {
 	return c->deadline > 0 && remat_now() >= c->deadline;
+}
+
+/* budget - mem(x) - workspace(x), in whole bytes (exact below 2^53). */
+static double room_at(const struct cut *c, int32_t x)
+{
+	return (double)(c->budget - c->g->mem[x] - c->g->workspace[x]);
 }
 
 static int cut_oom(struct remat_error *err)
@@ -416,9 +424,8 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 	 * lam * room.  Rounding is paid for by a margin far below a flop.
 	 */
 	scale = finite - konst + lam * fabs(room);
-	ev->extra = memory_only ? 0 : konst + flow_value - lam * room - 1e-9 * scale;
-	if (ev->extra < 0)
-		ev->extra = 0;
+	ev->proven = konst + flow_value - lam * room - 1e-9 * scale;
+	ev->extra = memory_only || ev->proven < 0 ? 0 : ev->proven;
 	return REMAT_OK;
 }
 
@@ -434,7 +441,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 		    double *kfit, int *infeasible, struct remat_error *err)
 {
 	const struct remat_graph *g = c->g;
-	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	double room = room_at(c, x);
 	double anc = 0, l;
 	struct cut_eval up, down, ev;
 	int step;
@@ -468,10 +475,13 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 			REMAT_TRY(evaluate(c, 1, 1, room, &down, err));
 			if (down.partial)
 				return REMAT_OK;
-			if (down.s > 0) {
+			/* From the flow, not the cut read back: proven, not measured. */
+			if (down.proven > 0) {
 				*infeasible = 1;
 				return REMAT_OK;
 			}
+			if (down.s > 0)
+				return REMAT_OK; /* within rounding of the room: no line */
 			*kfit = down.k;
 			break;
 		}
@@ -521,8 +531,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *infeasible,
 		    struct remat_error *err)
 {
-	const struct remat_graph *g = c->g;
-	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	double room = room_at(c, x);
 	struct cut_eval ev;
 
 	*extra = 0;
@@ -542,13 +551,16 @@ static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *in
  * Items are whole values, so this is stronger where one large value
  * decides (the dual may keep a fraction of it).  *extra: CBC's proven
  * bound (its optimum when it finished), less a margin for its
- * tolerances; *infeasible when it proved that nothing fits.
+ * tolerances, and never above kfit, the recomputation of a closure known
+ * to fit (the knapsack costs at most that).  CBC runs without its
+ * preprocessing, which proved wrong optima on these models; an answer
+ * that nothing fits contradicts kfit and is ignored.
  */
-static int exact_x(struct cut *c, int32_t x, double deadline, double *extra,
-		   int *infeasible, struct remat_error *err)
+static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, double *extra,
+		   struct remat_error *err)
 {
 	const struct remat_graph *g = c->g;
-	double room = (double)c->budget - (double)g->mem[x] - (double)g->workspace[x];
+	double room = room_at(c, x);
 	struct remat_i_milp m;
 	struct remat_i_milp_opts mo;
 	struct remat_i_milp_result mr;
@@ -557,7 +569,6 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double *extra,
 	int rc = REMAT_OK;
 
 	*extra = 0;
-	*infeasible = 0;
 	remat_i_milp_init(&m);
 	remat_i_milp_result_init(&mr);
 	mark_x(c, x);
@@ -619,16 +630,15 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double *extra,
 	memset(&mo, 0, sizeof(mo));
 	mo.deadline = deadline;
 	mo.hard = deadline;
+	mo.no_preprocess = 1;
 	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &mo, &mr, err);
-	if (rc)
+	if (rc || mr.status == REMAT_I_MILP_INFEASIBLE)
 		goto out;
-	if (mr.status == REMAT_I_MILP_INFEASIBLE) {
-		*infeasible = 1;
-		goto out;
-	}
 	val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
 	if (isfinite(val) && val > 0)
 		*extra = val - 1e-6 * val;
+	if (*extra > kfit)
+		*extra = kfit;
 out:
 	free(col);
 	remat_i_milp_result_release(&mr);
@@ -672,7 +682,7 @@ static double excess_at(struct cut *c, int32_t x)
 				break;
 			}
 	}
-	return mem - ((double)c->budget - (double)g->mem[x] - (double)g->workspace[x]);
+	return mem - room_at(c, x);
 }
 
 struct cand {
@@ -942,9 +952,9 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 				continue;
 			until = c.deadline > 0 ? now + (c.deadline - now) / 2
 				: now + CUT_EXACT_SECONDS;
-			rc = exact_x(&c, cand[i].x, until, &extra, &infeasible, err);
+			rc = exact_x(&c, cand[i].x, until, cand[i].kfit, &extra, err);
 			done++;
-			if (rc == REMAT_OK && (infeasible || extra > best)) {
+			if (rc == REMAT_OK && extra > best) {
 				best = extra;
 				best_x = cand[i].x;
 			}
@@ -997,8 +1007,12 @@ int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_
 			rc = evaluate(&c, 1, 1, 0, &ev, err);
 		if (rc || ev.partial)
 			break;
-		/* The least memory resident beside x when it first runs, and x. */
-		held = (int64_t)llround(ev.s) + g->mem[x] + g->workspace[x];
+		/*
+		 * The least memory resident beside x when it first runs (from
+		 * below, by the flow: a whole number of bytes at least this),
+		 * and x.
+		 */
+		held = (int64_t)ceil(ev.proven) + g->mem[x] + g->workspace[x];
 		if (held > *peak) {
 			*peak = held;
 			if (at)

@@ -79,6 +79,8 @@ struct remat_i_milp_opts {
 	const double *start;   /* a feasible x to start from (all columns), or NULL */
 	int64_t max_nodes;     /* CBC: stop after this many branch-and-bound nodes
 				  (deterministic, unlike a time limit); 0: none */
+	int no_preprocess;     /* CBC: no CglPreProcess (it has proven wrong optima
+				  on models with many fixed columns; bound_cut.c) */
 	remat_i_milp_progress_fn progress;
 	void *progress_ctx;
 };

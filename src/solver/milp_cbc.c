@@ -115,6 +115,8 @@ int remat_i_milp_solve_cbc(const struct remat_i_milp *m,
 			snprintf(buf, sizeof(buf), "%.3f", left);
 			Cbc_setParameter(cbc, "sec", buf);
 		}
+		if (o->no_preprocess)
+			Cbc_setParameter(cbc, "preprocess", "off");
 		if (o->max_nodes > 0)
 			Cbc_setMaximumNodes(cbc, o->max_nodes > 0x7fffffff ? 0x7fffffff
 					    : (int)o->max_nodes);

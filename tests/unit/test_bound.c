@@ -112,6 +112,41 @@ static void test_cut_whole_values(void **state)
 }
 
 /*
+ * A graph on which CBC with its preprocessing (CglPreProcess) proved the
+ * knapsack at v10 "optimal" at 4.25 when its optimum is 0.5: the bound
+ * then said 30 at budget 37, where exhaustive search finds a schedule
+ * of cost 26.25.  CBC now runs without preprocessing, and the exact
+ * answer is never taken above a closure known to fit.
+ */
+static const char *const cbc_preprocess_graph =
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[{\"id\":\"v0\",\"mem\":0,\"kind\":\"input\"},{\"id\":\"v"
+	"1\",\"mem\":2,\"cost\":0.5,\"inputs\":[\"v0\"]},{\"id\":\"v2\",\"mem\":9,\"cost\":5,\"inputs\":[\"v1\",\"v1\"]}"
+	",{\"id\":\"v3\",\"mem\":0,\"workspace\":6,\"cost\":2,\"inputs\":[\"v2\"]},{\"id\":\"v4\",\"mem\":7,\"cost\":1,"
+	"\"inputs\":[\"v0\",\"v3\",\"v3\"]},{\"id\":\"v5\",\"mem\":4,\"kind\":\"input\"},{\"id\":\"v6\",\"mem\":6,\"cost\":"
+	"3,\"inputs\":[\"v1\"]},{\"id\":\"v7\",\"mem\":5,\"cost\":4.25,\"inputs\":[\"v1\",\"v6\"]},{\"id\":\"v8\",\"mem\""
+	":6,\"workspace\":3,\"cost\":1.75,\"inputs\":[\"v7\"]},{\"id\":\"v9\",\"mem\":5,\"kind\":\"input\"},{\"id\":\""
+	"v10\",\"mem\":3,\"cost\":4.25,\"inputs\":[\"v4\",\"v4\",\"v6\",\"v8\",\"v9\"]},{\"id\":\"v11\",\"mem\":8,\"recom"
+	"pute\":false,\"cost\":0,\"inputs\":[\"v0\",\"v3\",\"v8\",\"v8\",\"v9\",\"v10\"]},{\"id\":\"v12\",\"mem\":0,\"rec"
+	"ompute\":false,\"cost\":4,\"inputs\":[\"v0\",\"v3\",\"v7\",\"v7\",\"v11\"]}],\"outputs\":[\"v12\",\"v7\",\"v5\""
+	",\"v1\",\"v0\"]}";
+
+static void test_cut_exact_not_above(void **state)
+{
+	struct remat_graph *g = tu_graph(cbc_preprocess_graph);
+	enum remat_bound_status st;
+	struct remat_error err;
+	double lb, ex = exhaustive_min_cost(g, 37);
+	int32_t at;
+
+	(void)state;
+	assert_true(fabs(ex - 26.25) < 1e-9);
+	assert_int_equal(remat_bound_cut(g, 37, 0, &lb, &st, &at, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(lb <= ex * (1 + 1e-9));
+	remat_graph_free(g);
+}
+
+/*
  * Random training graphs and DAGs of every shape (inputs, zero sizes,
  * workspaces, nodes that may not be recomputed), every budget from the
  * least peak to the no-remat peak: the bound is at least the least cost
@@ -198,6 +233,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cut_by_hand),
 		cmocka_unit_test(test_cut_whole_values),
+		cmocka_unit_test(test_cut_exact_not_above),
 		cmocka_unit_test(test_cut_never_above_optimum),
 	};
 
