@@ -138,10 +138,14 @@ static void load(glp_prob *P, const struct remat_i_milp *m, int *ia, int *ja, do
 			type = GLP_FX;
 		else
 			type = GLP_DB;
-		glp_set_col_bnds(P, j + 1, type, isinf(lo) ? 0 : lo, isinf(up) ? 0 : up);
-		glp_set_obj_coef(P, j + 1, m->obj[j]);
+		/*
+		 * The kind first: GLP_BV also sets the bounds to [0, 1], which
+		 * would undo a column fixed at 1 (lo == up == 1).
+		 */
 		if (m->is_int[j])
 			glp_set_col_kind(P, j + 1, lo >= 0 && up <= 1 ? GLP_BV : GLP_IV);
+		glp_set_col_bnds(P, j + 1, type, isinf(lo) ? 0 : lo, isinf(up) ? 0 : up);
+		glp_set_obj_coef(P, j + 1, m->obj[j]);
 	}
 	for (i = 0; i < m->nrows; i++) {
 		double lo = m->rlo[i], up = m->rup[i];

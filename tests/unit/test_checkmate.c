@@ -523,6 +523,44 @@ static void test_glpk_error_hook(void **state)
 }
 
 /*
+ * Binary columns fixed by their bounds stay fixed, with both backends:
+ * minimise x0 + 2 x1 + 3 x2 with x0 fixed at 1, x2 fixed at 0, and
+ * x1 >= x0 (so x1 = 1 as well): optimum 3.  GLPK once set the kind
+ * after the bounds, and GLP_BV reset them to [0, 1]: it answered 0.
+ */
+static void test_fixed_binaries(void **state)
+{
+	static const double lo[3] = { 1, 0, 0 }, up[3] = { 1, 1, 0 }, obj[3] = { 1, 2, 3 };
+	int b;
+
+	(void)state;
+	for (b = 0; b < 2; b++) {
+		struct remat_i_milp m;
+		struct remat_i_milp_opts mo;
+		struct remat_i_milp_result mr;
+		struct remat_error err;
+		int j;
+
+		remat_i_milp_init(&m);
+		for (j = 0; j < 3; j++)
+			assert_int_equal(remat_i_milp_add_col(&m, lo[j], up[j], obj[j], 1, NULL, &err),
+					 REMAT_OK);
+		remat_i_milp_row_begin(&m); /* x0 - x1 <= 0 */
+		assert_int_equal(remat_i_milp_row_add(&m, 0, 1, &err), REMAT_OK);
+		assert_int_equal(remat_i_milp_row_add(&m, 1, -1, &err), REMAT_OK);
+		assert_int_equal(remat_i_milp_row_end(&m, -HUGE_VAL, 0, &err), REMAT_OK);
+		memset(&mo, 0, sizeof(mo));
+		assert_int_equal(remat_i_milp_solve(b ? REMAT_I_MILP_GLPK : REMAT_I_MILP_CBC, &m, &mo,
+						    &mr, &err), REMAT_OK);
+		assert_int_equal(mr.status, REMAT_I_MILP_OPTIMAL);
+		assert_true(fabs(mr.obj - 3) < 1e-9);
+		assert_true(remat_i_milp_check(&m, mr.x, 1e-9, NULL) == -1);
+		remat_i_milp_result_release(&mr);
+		remat_i_milp_release(&m);
+	}
+}
+
+/*
  * opts.hard bounds the whole solve, result included: with a hard time
  * already past, both backends return at once, stopped without a
  * solution (the child is told to stop, and killed at that time); with
@@ -585,6 +623,7 @@ int main(void)
 		cmocka_unit_test(test_warm_start),
 		cmocka_unit_test(test_map),
 		cmocka_unit_test(test_glpk_error_hook),
+		cmocka_unit_test(test_fixed_binaries),
 		cmocka_unit_test(test_hard_time),
 		cmocka_unit_test(test_options),
 	};
