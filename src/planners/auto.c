@@ -16,6 +16,10 @@
  *    limit, each planner gets an equal share of the time still left;
  *    when none found a schedule in the portfolio's share, the runs cut
  *    short get the rest of the limit.
+ * 3b. The cut bound (remat/bound.h), for AUTO_CUT_SHARE of the time left:
+ *    a bound on every schedule in every order; a plan that costs it is
+ *    optimal and ends the search, and a proof that nothing fits names the
+ *    node in the no-fit message.
  * 4. On graphs small enough for the whole MILP (checkmate_model.h), for
  *    half of the time left: the MILP in the order of the schedule's first
  *    computations, warm-started from it; its bound (within that order)
