@@ -564,7 +564,9 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 	struct remat_i_milp m;
 	struct remat_i_milp_opts mo;
 	struct remat_i_milp_result mr;
-	int32_t *col = NULL, v, k;
+	int32_t *acol = NULL, *ccol = NULL, v, k;
+	uint8_t *fix = NULL; /* 1: a_v fixed at 1; 2: c_v fixed at 1; 4: c_v fixed at 0 */
+	int64_t fixed_mem = 0;
 	double val;
 	int rc = REMAT_OK;
 
@@ -572,58 +574,86 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 	remat_i_milp_init(&m);
 	remat_i_milp_result_init(&mr);
 	mark_x(c, x);
-	col = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!col) {
+	acol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	ccol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	fix = calloc((size_t)g->n + 1, 1);
+	if (!acol || !ccol || !fix) {
 		rc = cut_oom(err);
 		goto out;
 	}
-	/* Columns: a_v at col[v], c_v at col[v] + 1. */
-	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-		int c_never = g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
-			      ((c->mark[v] & 1) && !g->recompute[v]);
-		int a_must = (c->mark[v] & 4) || g->is_output[v] || (c->mark[v] & 2);
-
-		col[v] = -1;
+	/*
+	 * What the claim fixes, left out of the MILP: a descendant is in C
+	 * (c_v = 1) and so are its inputs available (a_u = 1); x's inputs
+	 * and the outputs are available; input nodes, x's inputs and fixed
+	 * ancestors are not in C.
+	 */
+	for (v = 0; v < g->n; v++) {
 		if (!c->need[v] || v == x)
 			continue;
-		rc = remat_i_milp_add_col(&m, a_must ? 1 : 0, 1, 0, 1, &col[v], err);
-		if (rc == REMAT_OK)
-			rc = remat_i_milp_add_col(&m, (c->mark[v] & 2) ? 1 : 0, c_never ? 0 : 1,
-						  (c->mark[v] & 1) ? g->cost[v] : 0, 1, NULL, err);
+		if (g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
+		    ((c->mark[v] & 1) && !g->recompute[v]))
+			fix[v] |= 4;
+		if ((c->mark[v] & 4) || g->is_output[v])
+			fix[v] |= 1;
+		if (c->mark[v] & 2) {
+			fix[v] |= 1 | 2;
+			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+				fix[g->in_idx[k]] |= 1;
+		}
+	}
+	/* Columns for what is free; the rest is a constant of the memory row. */
+	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+		acol[v] = ccol[v] = -1;
+		if (!c->need[v] || v == x)
+			continue;
+		if (!(fix[v] & 1))
+			rc = remat_i_milp_add_col(&m, 0, 1, 0, 1, &acol[v], err);
+		if (rc == REMAT_OK && !(fix[v] & (2 | 4)))
+			rc = remat_i_milp_add_col(&m, 0, 1, (c->mark[v] & 1) ? g->cost[v] : 0, 1,
+						  &ccol[v], err);
+		/* Resident for sure: available and never in C. */
+		if ((fix[v] & 1) && (fix[v] & 4))
+			fixed_mem += g->mem[v];
 	}
 	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-		if (col[v] < 0 || g->kind[v] == REMAT_KIND_INPUT)
+		if (ccol[v] < 0)
 			continue;
-		remat_i_milp_row_begin(&m); /* c_v <= a_v */
-		rc = remat_i_milp_row_add(&m, col[v] + 1, 1, err);
-		if (rc == REMAT_OK)
-			rc = remat_i_milp_row_add(&m, col[v], -1, err);
-		if (rc == REMAT_OK)
-			rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
+		if (acol[v] >= 0) {
+			remat_i_milp_row_begin(&m); /* c_v <= a_v */
+			rc = remat_i_milp_row_add(&m, ccol[v], 1, err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_add(&m, acol[v], -1, err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
+		}
 		for (k = g->in_off[v]; k < g->in_off[v + 1] && rc == REMAT_OK; k++) {
 			int32_t u = g->in_idx[k];
 
-			if (u == x || col[u] < 0)
+			if (u == x || acol[u] < 0)
 				continue;
 			remat_i_milp_row_begin(&m); /* c_v <= a_u */
-			rc = remat_i_milp_row_add(&m, col[v] + 1, 1, err);
+			rc = remat_i_milp_row_add(&m, ccol[v], 1, err);
 			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_add(&m, col[u], -1, err);
+				rc = remat_i_milp_row_add(&m, acol[u], -1, err);
 			if (rc == REMAT_OK)
 				rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
 		}
 	}
 	if (rc == REMAT_OK) {
-		remat_i_milp_row_begin(&m); /* what is resident fits beside x */
+		/* What is resident fits beside x: mem(a_v - c_v) over the free part. */
+		remat_i_milp_row_begin(&m);
 		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-			if (col[v] < 0 || g->mem[v] == 0)
+			if (g->mem[v] == 0 || (acol[v] < 0 && ccol[v] < 0))
 				continue;
-			rc = remat_i_milp_row_add(&m, col[v], (double)g->mem[v], err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_add(&m, col[v] + 1, -(double)g->mem[v], err);
+			if (acol[v] >= 0)
+				rc = remat_i_milp_row_add(&m, acol[v], (double)g->mem[v], err);
+			else /* a_v = 1 */
+				fixed_mem += g->mem[v];
+			if (rc == REMAT_OK && ccol[v] >= 0)
+				rc = remat_i_milp_row_add(&m, ccol[v], -(double)g->mem[v], err);
 		}
 		if (rc == REMAT_OK)
-			rc = remat_i_milp_row_end(&m, -HUGE_VAL, room, err);
+			rc = remat_i_milp_row_end(&m, -HUGE_VAL, room - (double)fixed_mem, err);
 	}
 	if (rc)
 		goto out;
@@ -640,7 +670,9 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 	if (*extra > kfit)
 		*extra = kfit;
 out:
-	free(col);
+	free(acol);
+	free(ccol);
+	free(fix);
 	remat_i_milp_result_release(&mr);
 	remat_i_milp_release(&m);
 	return rc;
