@@ -870,7 +870,7 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 {
 	struct cut c;
 	struct cand *cand = NULL;
-	double best = 0, lam, extra, full_until;
+	double best = 0, lam, extra, full_until, sweep_until;
 	int32_t ncand = 0, nfull, i, v, best_x = -1;
 	int infeasible = 0, rc;
 
@@ -928,6 +928,8 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	 */
 	lam = g->total_mem > 0 && c.floor > 0 ? c.floor / (double)g->total_mem : 1;
 	full_until = c.deadline > 0 ? remat_now() + 0.5 * (c.deadline - remat_now()) : 0;
+	/* Phases 2 and 3 leave a quarter of the time to the whole knapsacks. */
+	sweep_until = c.deadline > 0 ? remat_now() + 0.75 * (c.deadline - remat_now()) : 0;
 	for (nfull = 0; rc == REMAT_OK && !infeasible && nfull < ncand && !expired(&c);
 	     nfull++) {
 		double l2 = lam;
@@ -945,6 +947,8 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	}
 	/* 2. The others at the best price, unless they cannot beat the best. */
 	for (i = nfull; rc == REMAT_OK && !infeasible && i < ncand && !expired(&c); i++) {
+		if (sweep_until > 0 && remat_now() >= sweep_until)
+			break;
 		if (lam * cand[i].excess <= best)
 			continue;
 		rc = at_price(&c, cand[i].x, lam, &cand[i].extra, &infeasible, err);
@@ -960,6 +964,8 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 			    i < ncand && cand[i].extra > 0 && !expired(&c); i++) {
 			double l2 = lam;
 
+			if (sweep_until > 0 && remat_now() >= sweep_until)
+				break;
 			rc = search_x(&c, cand[i].x, lam, &extra, &l2, &cand[i].kfit,
 				      &infeasible, err);
 			if (rc == REMAT_OK && (infeasible || extra > best)) {
