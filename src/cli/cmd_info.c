@@ -47,8 +47,9 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
 			   "relaxation of the checkmate model, and the cut bound (any order)"),
-		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound and the tree width "
-			    "SECONDS after the command starts, loading included, and report what "
+		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound "
+			    "and the tree width SECONDS after the command starts, loading "
+			    "included, and report what "
 			    "is not done as not computed (default: twice the load time, at "
 			    "least 0.5 s, not counting the bounds of --budget; 0: no limit)"),
 		OPT_END()

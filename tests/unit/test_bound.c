@@ -119,15 +119,17 @@ static void test_cut_whole_values(void **state)
  * answer is never taken above a closure known to fit.
  */
 static const char *const cbc_preprocess_graph =
-	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[{\"id\":\"v0\",\"mem\":0,\"kind\":\"input\"},{\"id\":\"v"
-	"1\",\"mem\":2,\"cost\":0.5,\"inputs\":[\"v0\"]},{\"id\":\"v2\",\"mem\":9,\"cost\":5,\"inputs\":[\"v1\",\"v1\"]}"
-	",{\"id\":\"v3\",\"mem\":0,\"workspace\":6,\"cost\":2,\"inputs\":[\"v2\"]},{\"id\":\"v4\",\"mem\":7,\"cost\":1,"
-	"\"inputs\":[\"v0\",\"v3\",\"v3\"]},{\"id\":\"v5\",\"mem\":4,\"kind\":\"input\"},{\"id\":\"v6\",\"mem\":6,\"cost\":"
-	"3,\"inputs\":[\"v1\"]},{\"id\":\"v7\",\"mem\":5,\"cost\":4.25,\"inputs\":[\"v1\",\"v6\"]},{\"id\":\"v8\",\"mem\""
-	":6,\"workspace\":3,\"cost\":1.75,\"inputs\":[\"v7\"]},{\"id\":\"v9\",\"mem\":5,\"kind\":\"input\"},{\"id\":\""
-	"v10\",\"mem\":3,\"cost\":4.25,\"inputs\":[\"v4\",\"v4\",\"v6\",\"v8\",\"v9\"]},{\"id\":\"v11\",\"mem\":8,\"recom"
-	"pute\":false,\"cost\":0,\"inputs\":[\"v0\",\"v3\",\"v8\",\"v8\",\"v9\",\"v10\"]},{\"id\":\"v12\",\"mem\":0,\"rec"
-	"ompute\":false,\"cost\":4,\"inputs\":[\"v0\",\"v3\",\"v7\",\"v7\",\"v11\"]}],\"outputs\":[\"v12\",\"v7\",\"v5\""
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":[{\"id\":\"v0\",\"mem\":0,\"kind\":\""
+	"input\"},{\"id\":\"v1\",\"mem\":2,\"cost\":0.5,\"inputs\":[\"v0\"]},{\"id\":\"v2\",\"mem\":"
+	"9,\"cost\":5,\"inputs\":[\"v1\",\"v1\"]},{\"id\":\"v3\",\"mem\":0,\"workspace\":6,\"cost\""
+	":2,\"inputs\":[\"v2\"]},{\"id\":\"v4\",\"mem\":7,\"cost\":1,\"inputs\":[\"v0\",\"v3\",\"v3\""
+	"]},{\"id\":\"v5\",\"mem\":4,\"kind\":\"input\"},{\"id\":\"v6\",\"mem\":6,\"cost\":3,\"input"
+	"s\":[\"v1\"]},{\"id\":\"v7\",\"mem\":5,\"cost\":4.25,\"inputs\":[\"v1\",\"v6\"]},{\"id\":\"v"
+	"8\",\"mem\":6,\"workspace\":3,\"cost\":1.75,\"inputs\":[\"v7\"]},{\"id\":\"v9\",\"mem\":5"
+	",\"kind\":\"input\"},{\"id\":\"v10\",\"mem\":3,\"cost\":4.25,\"inputs\":[\"v4\",\"v4\",\"v6"
+	"\",\"v8\",\"v9\"]},{\"id\":\"v11\",\"mem\":8,\"recompute\":false,\"cost\":0,\"inputs\":[\""
+	"v0\",\"v3\",\"v8\",\"v8\",\"v9\",\"v10\"]},{\"id\":\"v12\",\"mem\":0,\"recompute\":false,\"c"
+	"ost\":4,\"inputs\":[\"v0\",\"v3\",\"v7\",\"v7\",\"v11\"]}],\"outputs\":[\"v12\",\"v7\",\"v5\""
 	",\"v1\",\"v0\"]}";
 
 static void test_cut_exact_not_above(void **state)
