@@ -36,22 +36,31 @@ double remat_i_least_cost(const struct remat_graph *g)
 	return sum;
 }
 
+int64_t remat_i_working_set(const struct remat_graph *g, int32_t v)
+{
+	int64_t m = g->mem[v] + g->workspace[v];
+	int32_t k;
+
+	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+		m += g->mem[g->in_idx[k]];
+	return m;
+}
+
 int64_t remat_i_least_peak(const struct remat_graph *g)
 {
 	uint8_t *need = malloc((size_t)g->n + 1);
 	int64_t lb = 0;
-	int32_t v, k;
+	int32_t v;
 
 	if (!need)
 		return -1;
 	remat_i_needed(g, need);
 	for (v = 0; v < g->n; v++) {
-		int64_t m = g->mem[v] + g->workspace[v];
+		int64_t m;
 
 		if (!need[v] || g->kind[v] == REMAT_KIND_INPUT)
 			continue;
-		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-			m += g->mem[g->in_idx[k]];
+		m = remat_i_working_set(g, v);
 		if (m > lb)
 			lb = m;
 	}

@@ -24,6 +24,9 @@ void remat_i_needed(const struct remat_graph *g, uint8_t *need);
  */
 double remat_i_least_cost(const struct remat_graph *g);
 
+/* What is held while v runs: its distinct inputs, its output, its workspace. */
+int64_t remat_i_working_set(const struct remat_graph *g, int32_t v);
+
 /*
  * The least peak of any schedule: the largest (distinct inputs + own
  * output + workspace) over the needed non-input nodes.  (Over every node

@@ -367,15 +367,14 @@ static int build(struct cut *c, int32_t x, struct remat_error *err)
  * The least closure at price lam (memory_only: every cost taken as 0, the
  * closure of least memory).  room = budget - mem(x) - workspace(x).
  */
-static int evaluate(struct cut *c, double lam, int memory_only, double room,
-		    struct cut_eval *ev, struct remat_error *err)
+static void evaluate(struct cut *c, double lam, int memory_only, double room,
+		     struct cut_eval *ev)
 {
 	const struct remat_graph *g = c->g;
 	double konst = 0, finite = 0, inf, flow_value, mem = 0, k = 0, scale = 0;
 	int64_t e;
 	int32_t v;
 
-	(void)err;
 	for (e = 0; e < c->ne; e++) {
 		double w = 0;
 
@@ -426,7 +425,6 @@ static int evaluate(struct cut *c, double lam, int memory_only, double room,
 	scale = finite - konst + lam * fabs(room);
 	ev->proven = konst + flow_value - lam * room - 1e-9 * scale;
 	ev->extra = memory_only || ev->proven < 0 ? 0 : ev->proven;
-	return REMAT_OK;
 }
 
 /*
@@ -456,7 +454,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 	}
 	REMAT_TRY(build(c, x, err));
 	/* Price 0: nothing to recompute; if that fits, x proves nothing. */
-	REMAT_TRY(evaluate(c, 0, 0, room, &up, err));
+	evaluate(c, 0, 0, room, &up);
 	if (up.partial)
 		return REMAT_OK;
 	if (up.s <= 0) {
@@ -472,7 +470,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 		if (expired(c))
 			return REMAT_OK;
 		if (l > anc + 1) {
-			REMAT_TRY(evaluate(c, 1, 1, room, &down, err));
+			evaluate(c, 1, 1, room, &down);
 			if (down.partial)
 				return REMAT_OK;
 			/* From the flow, not the cut read back: proven, not measured. */
@@ -485,7 +483,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 			*kfit = down.k;
 			break;
 		}
-		REMAT_TRY(evaluate(c, l, 0, room, &ev, err));
+		evaluate(c, l, 0, room, &ev);
 		if (ev.extra > *extra) {
 			*extra = ev.extra;
 			*lam = l;
@@ -505,7 +503,7 @@ static int search_x(struct cut *c, int32_t x, double lam0, double *extra, double
 		l = (down.k - up.k) / (up.s - down.s);
 		if (!(l > 0) || !isfinite(l))
 			break;
-		REMAT_TRY(evaluate(c, l, 0, room, &ev, err));
+		evaluate(c, l, 0, room, &ev);
 		if (ev.extra > *extra) {
 			*extra = ev.extra;
 			*lam = l;
@@ -539,7 +537,7 @@ static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *in
 	if (*infeasible)
 		return REMAT_OK;
 	REMAT_TRY(build(c, x, err));
-	REMAT_TRY(evaluate(c, lam, 0, room, &ev, err));
+	evaluate(c, lam, 0, room, &ev);
 	*extra = ev.extra;
 	return REMAT_OK;
 }
@@ -678,16 +676,6 @@ out:
 	return rc;
 }
 
-static int64_t working_set(const struct remat_graph *g, int32_t x)
-{
-	int64_t w = g->mem[x] + g->workspace[x];
-	int32_t k;
-
-	for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
-		w += g->mem[g->in_idx[k]];
-	return w;
-}
-
 /*
  * What must be resident while x runs if nothing is computed again (x's
  * inputs, the outputs and whatever x's descendants read that x does not
@@ -724,13 +712,19 @@ struct cand {
 	double kfit;           /* search_x()'s *kfit; INFINITY: not searched */
 };
 
+/* Larger key first; ties in topological order. */
+static int key_then_pos(double p, double q, int32_t pp, int32_t qp)
+{
+	if (p != q)
+		return p > q ? -1 : 1;
+	return (pp > qp) - (pp < qp);
+}
+
 static int by_excess(const void *a, const void *b)
 {
 	const struct cand *p = a, *q = b;
 
-	if (p->excess != q->excess)
-		return p->excess > q->excess ? -1 : 1;
-	return (p->pos > q->pos) - (p->pos < q->pos);
+	return key_then_pos(p->excess, q->excess, p->pos, q->pos);
 }
 
 /*
@@ -797,23 +791,15 @@ static int by_extra(const void *a, const void *b)
 {
 	const struct cand *p = a, *q = b;
 
-	if (p->extra != q->extra)
-		return p->extra > q->extra ? -1 : 1;
-	return (p->pos > q->pos) - (p->pos < q->pos);
+	return key_then_pos(p->extra, q->extra, p->pos, q->pos);
 }
 
+/* Unsearched nodes (kfit infinite) come first and are passed over. */
 static int by_kfit(const void *a, const void *b)
 {
 	const struct cand *p = a, *q = b;
 
-	if (p->kfit != q->kfit) {
-		if (!isfinite(p->kfit))
-			return 1;
-		if (!isfinite(q->kfit))
-			return -1;
-		return p->kfit > q->kfit ? -1 : 1;
-	}
-	return (p->pos > q->pos) - (p->pos < q->pos);
+	return key_then_pos(p->kfit, q->kfit, p->pos, q->pos);
 }
 
 static void cut_release(struct cut *c)
@@ -896,7 +882,7 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	for (v = 0; v < g->n; v++) {
 		if (!c.need[v] || g->kind[v] == REMAT_KIND_INPUT)
 			continue;
-		if (working_set(g, v) > budget) {
+		if (remat_i_working_set(g, v) > budget) {
 			infeasible = 1;
 			best_x = v;
 			break;
@@ -1041,9 +1027,10 @@ int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_
 		int64_t held;
 
 		rc = build(&c, x, err);
-		if (rc == REMAT_OK)
-			rc = evaluate(&c, 1, 1, 0, &ev, err);
-		if (rc || ev.partial)
+		if (rc)
+			break;
+		evaluate(&c, 1, 1, 0, &ev);
+		if (ev.partial)
 			break;
 		/*
 		 * The least memory resident beside x when it first runs (from
