@@ -372,6 +372,7 @@ static void evaluate(struct cut *c, double lam, int memory_only, double room,
 {
 	const struct remat_graph *g = c->g;
 	double konst = 0, finite = 0, inf, flow_value, mem = 0, k = 0, scale = 0;
+	int exact;
 	int64_t e;
 	int32_t v;
 
@@ -404,7 +405,13 @@ static void evaluate(struct cut *c, double lam, int memory_only, double room,
 	for (e = 0; e < c->ne; e++)
 		if (c->ekind[e] == E_INF)
 			c->res[2 * e] = inf;
-	max_flow(c, 1e-13 * finite, &flow_value, &ev->partial);
+	/*
+	 * Memory alone below 2^53 (every capacity, INF included, a whole
+	 * number a double holds exactly): the flow is exact, with no
+	 * tolerance and no margin.  Otherwise rounding is allowed for.
+	 */
+	exact = memory_only && inf < 9007199254740992.0;
+	max_flow(c, exact ? 0 : 1e-13 * finite, &flow_value, &ev->partial);
 	for (v = 0; !ev->partial && v < g->n; v++) {
 		if (!c->need[v] || !c->side[AV(v)])
 			continue;
@@ -423,7 +430,7 @@ static void evaluate(struct cut *c, double lam, int memory_only, double room,
 	 * lam * room.  Rounding is paid for by a margin far below a flop.
 	 */
 	scale = finite - konst + lam * fabs(room);
-	ev->proven = konst + flow_value - lam * room - 1e-9 * scale;
+	ev->proven = konst + flow_value - lam * room - (exact ? 0 : 1e-9 * scale);
 	ev->extra = memory_only || ev->proven < 0 ? 0 : ev->proven;
 }
 
