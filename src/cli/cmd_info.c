@@ -42,7 +42,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int32_t cut_at = -1, peak_at = -1;
 	int64_t cut_peak = -1;
 	double cut_bound = NAN;
-	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_lp = 0, lp_seconds;
+	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_bounds = 0, lp_seconds;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
@@ -84,7 +84,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		double t = remat_now();
 
 		rc = remat_bound_lp(g, budget, lp_seconds, &lp_bound, &lp_status, &err);
-		t_lp = remat_now() - t;
+		t_bounds = remat_now() - t;
 	}
 	if (rc == REMAT_OK && budget_opt.given) {
 		double t = remat_now(), share = INFO_CUT_SECONDS;
@@ -94,12 +94,12 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		if (share > 0)
 			rc = remat_bound_cut(g, budget, share, &cut_bound, &cut_status, &cut_at,
 					     &err);
-		t_lp += remat_now() - t;
+		t_bounds += remat_now() - t;
 	}
 	if (limit > 0)
 		deadline = t0 + limit;
 	else if (limit < 0)
-		deadline = t0 + t_lp + (INFO_LOAD_FACTOR * t_load > INFO_MIN_SECONDS ?
+		deadline = t0 + t_bounds + (INFO_LOAD_FACTOR * t_load > INFO_MIN_SECONDS ?
 					INFO_LOAD_FACTOR * t_load : INFO_MIN_SECONDS);
 	if (rc == REMAT_OK)
 		rc = remat_chain_build(g, &chain, &err);
