@@ -52,6 +52,31 @@
  * A graph that does not decompose is one stage; a graph without backward
  * nodes is an inference chain (n_backward == 0 in the graph).  Time and
  * memory O(n + e).
+ *
+ * Cuts of several values (REMAT_CHAIN_CUTS).  A stacked LSTM unrolled in
+ * time is a grid: between two time steps the hidden and cell states of
+ * every layer cross, so rule 3 finds no separator.  This view keeps
+ * rules 1, 1b and 2 and replaces rule 3: a boundary may carry several
+ * memory objects, as long as no edge between chain nodes jumps over a
+ * whole stage (every value a stage's forward reads from an earlier stage
+ * comes from the stage just before).  Boundaries never split a memory
+ * object.  After a boundary b, the next one lies at or after the first
+ * rank R(b) that the edges from ranks <= b allow; among the ranks from
+ * R(b) to R(b) + (R(b) - b) it is the one whose cut holds the fewest
+ * bytes (the earliest on a tie), or the first allowed rank after them.
+ * On a chain of single values this cuts where rule 3 does; on the LSTM
+ * it cuts between time steps.  A stage's exit is then a set of objects
+ * (those its forward computes and a later stage's forward reads), the
+ * next stage's entry the same set; x and y are their bytes.
+ *
+ * Gathers: a node that reads 8 or more chain values (the stack of every
+ * time step's output at an LSTM's end) would keep any cut from holding,
+ * so edges into gathers do not count when boundaries are chosen.  An
+ * object that a gather more than one stage later reads is then
+ * *passing*: it is in no exit, the stage figures do not count it, and
+ * input_mem counts it as resident the whole step.  That over-counts it
+ * before it is computed and after its last reader (a chain plan is then
+ * conservative, never wrong); the simulator judges every plan anyway.
  */
 #ifndef REMAT_CHAIN_H
 #define REMAT_CHAIN_H
@@ -77,8 +102,10 @@ extern "C" {
 struct remat_stage {
 	int32_t fwd_off, n_fwd;   /* forward nodes: chain fwd[fwd_off ...], topo order */
 	int32_t bwd_off, n_bwd;   /* backward nodes: chain bwd[bwd_off ...], topo order */
-	int32_t entry;            /* node whose output is the stage input, -1 for none */
-	int32_t exit;             /* separator closing the stage (its output), -1 for none */
+	int32_t entry;            /* node whose output is the stage input, -1 for none
+				     (with cuts of several values: the latest of them) */
+	int32_t exit;             /* separator closing the stage (its output), -1 for none
+				     (with cuts of several values: the latest of them) */
 
 	double fwd_cost;          /* every forward node once */
 	double fwd_cost_ng;       /* only the nodes the exit depends on */
@@ -117,6 +144,16 @@ struct remat_chain {
 					 values and unneeded */
 	int32_t *alias_of;            /* [n] owner of the node's memory object (itself
 					 when it is no alias) */
+	int32_t *exit_stage;          /* [n] for an object's owner: the stage whose exit
+					 the object is (a later stage's forward reads
+					 it), -1 for none; see remat_chain_in_exit() */
+	int64_t *exit_mem;            /* [n_stages] bytes of each stage's exit */
+	uint8_t *passing;             /* [n] cuts view: 1 for the owner of an object a
+					 chain node more than one stage later reads;
+					 NULL in the other views */
+	int32_t n_passing;            /* passing objects */
+	int64_t passing_mem;          /* their bytes (counted in input_mem) */
+	int32_t widest_cut;           /* most memory objects in one stage's exit */
 	uint8_t *is_static;           /* [n] 1: a static value (rule 1) */
 	int32_t n_static;             /* static values found */
 	int32_t n_aliases;            /* nodes that alias another node's storage */
@@ -152,13 +189,20 @@ int remat_chain_build(const struct remat_graph *g, struct remat_chain **out,
  */
 enum remat_chain_view {
 	REMAT_CHAIN_OBJECTS = 0,  /* the default: rules 1 to 6 as above */
-	REMAT_CHAIN_PLAIN = 1
+	REMAT_CHAIN_PLAIN = 1,
+	REMAT_CHAIN_CUTS = 2      /* rules 1, 1b, 2, and cuts of several values */
 };
 
 int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view,
 			 struct remat_chain **out, struct remat_error *err);
 
 void remat_chain_free(struct remat_chain *c);
+
+/*
+ * Is v part of the exit of stage s (s's output, read by a later stage's
+ * forward)?  Stage s + 1's entry is the same set.  -1 <= s < n_stages.
+ */
+int remat_chain_in_exit(const struct remat_chain *c, int32_t v, int32_t s);
 
 /*
  * Measure stages a..b (0-based, inclusive) as one merged stage into *st

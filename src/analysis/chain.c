@@ -34,6 +34,9 @@ void remat_chain_free(struct remat_chain *c)
 	free(c->bwd);
 	free(c->stage_of);
 	free(c->alias_of);
+	free(c->exit_stage);
+	free(c->exit_mem);
+	free(c->passing);
 	free(c->is_static);
 	free(c->is_bwd);
 	free(c->bwd_reader_min);
@@ -46,16 +49,24 @@ static int64_t max64(int64_t a, int64_t b)
 	return a > b ? a : b;
 }
 
-/* Are u and x (x may be -1) parts of one memory object (rule 1b)? */
-static int same_obj(const struct remat_chain *c, int32_t u, int32_t x)
+int remat_chain_in_exit(const struct remat_chain *c, int32_t v, int32_t s)
 {
-	return x >= 0 && c->alias_of[u] == c->alias_of[x];
+	return s >= 0 && c->exit_stage[c->alias_of[v]] == s;
 }
 
-/* Bytes of v's memory object: its owner's size. */
-static int64_t obj_mem(const struct remat_graph *g, const struct remat_chain *c, int32_t v)
+/*
+ * Bytes of v as the stage replays count them: none for a passing object
+ * (REMAT_CHAIN_CUTS), which input_mem counts as resident the whole step.
+ */
+static int64_t vmem(const struct remat_graph *g, const struct remat_chain *c, int32_t v)
 {
-	return g->mem[c->alias_of[v]];
+	return c->passing && c->passing[c->alias_of[v]] ? 0 : g->mem[v];
+}
+
+/* Is u part of the entry of stage a (the exit of stage a - 1)? */
+static int in_entry(const struct remat_chain *c, int32_t u, int32_t a)
+{
+	return remat_chain_in_exit(c, u, a - 1);
 }
 
 /* Is u in the forward part of stages a..b? */
@@ -90,10 +101,13 @@ static int kept_after_forward(const struct remat_graph *g, const struct remat_ch
 /*
  * Replay a forward list: nodes[0..cnt) in order, skipping those with
  * only_ng set and ng[i] == 0.  keep(v) values stay; the others are freed
- * after their last reader in the list.  The stage input (entry) is held
- * outside unless entry_inside, in which case it is resident at the start
- * and freed after its last reader.  Returns the peak; *end gets the bytes
- * resident at the end.  last[] (n entries of -1) is used and restored.
+ * after their last reader in the list.  The stage input (the entry's
+ * objects) is held outside unless entry_inside, in which case each object
+ * the list reads is resident at the start and freed after its last
+ * reader.  Returns the peak; *end gets the bytes resident at the end.
+ * last[] (n entries of -1) is used and restored; an entry object's last
+ * reader is kept at its owner's index (owners of entry objects lie
+ * outside a..b).
  */
 enum replay_mode {
 	REPLAY_ALL,     /* every node, everything read outside the range kept */
@@ -114,14 +128,13 @@ static int replay_skip(const struct remat_chain *c, enum replay_mode mode, int32
 
 static int64_t replay_forward(const struct remat_graph *g, const struct remat_chain *c,
 			      int32_t p0, int32_t cnt, enum replay_mode mode,
-			      int32_t a, int32_t b, int32_t entry,
-			      int entry_inside, const uint8_t *drop, int32_t *last, int64_t *end)
+			      int32_t a, int32_t b, int entry_inside, const uint8_t *drop,
+			      int32_t *last, int64_t *end)
 {
 	const int32_t *nodes = c->fwd + p0;
 	int64_t cur = 0, peak = 0;
-	int32_t p, k, entry_last = -1;
-	int keep_ng_exit = mode == REPLAY_NG, entry_held = 0;
-	int32_t exit_node = c->stages[b].exit;
+	int32_t p, k;
+	int keep_ng_exit = mode == REPLAY_NG;
 
 	for (p = 0; p < cnt; p++) {
 		int32_t v = nodes[p];
@@ -129,20 +142,19 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 		if (replay_skip(c, mode, p0, p, v, b))
 			continue;
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-			int32_t u = g->in_idx[k];
+			int32_t u = g->in_idx[k], o = c->alias_of[u];
 
-			if (in_fwd_range(c, u, a, b))
+			if (in_fwd_range(c, u, a, b)) {
 				last[u] = p;
-			else if (same_obj(c, u, entry))
-				entry_last = p;
+			} else if (entry_inside && in_entry(c, u, a)) {
+				if (last[o] < 0)
+					cur += vmem(g, c, o);    /* resident at the start */
+				last[o] = p;
+			}
 		}
 	}
-	if (entry_inside && entry >= 0 && entry_last >= 0) {
-		cur = obj_mem(g, c, entry);
-		entry_held = 1;
-	}
-	if (mode == REPLAY_HELD && exit_node >= 0)
-		cur += obj_mem(g, c, exit_node);
+	if (mode == REPLAY_HELD && c->stages[b].exit >= 0)
+		cur += c->exit_mem[b];
 	peak = cur;
 	for (p = 0; p < cnt; p++) {
 		int32_t v = nodes[p];
@@ -150,29 +162,34 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 
 		if (replay_skip(c, mode, p0, p, v, b))
 			continue;
-		if (cur + g->mem[v] + g->workspace[v] > peak)
-			peak = cur + g->mem[v] + g->workspace[v];
-		cur += g->mem[v];
+		if (cur + vmem(g, c, v) + g->workspace[v] > peak)
+			peak = cur + vmem(g, c, v) + g->workspace[v];
+		cur += vmem(g, c, v);
 		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
 			int32_t u = g->in_idx[k];
 
 			if (in_fwd_range(c, u, a, b) && last[u] == p) {
-				keep = keep_ng_exit ? same_obj(c, u, exit_node)
+				keep = keep_ng_exit ? remat_chain_in_exit(c, u, b)
 					: kept_after_forward(g, c, u, a, b) && !(drop && drop[u]);
 				if (!keep)
-					cur -= g->mem[u];
-			} else if (entry_held && p == entry_last && same_obj(c, u, entry)) {
-				cur -= obj_mem(g, c, entry);
-				entry_held = 0;
+					cur -= vmem(g, c, u);
+			} else if (entry_inside && !in_fwd_range(c, u, a, b) &&
+				   in_entry(c, u, a) && last[c->alias_of[u]] == p) {
+				cur -= vmem(g, c, c->alias_of[u]);
+				last[c->alias_of[u]] = -2;    /* freed once */
 			}
 		}
 		if (last[v] < 0) {
-			keep = keep_ng_exit ? same_obj(c, v, exit_node)
+			keep = keep_ng_exit ? remat_chain_in_exit(c, v, b)
 				: kept_after_forward(g, c, v, a, b) && !(drop && drop[v]);
 			if (!keep)
-				cur -= g->mem[v];
+				cur -= vmem(g, c, v);
 		}
 	}
+	for (p = 0; p < cnt && entry_inside; p++)
+		for (k = g->in_off[nodes[p]]; k < g->in_off[nodes[p] + 1]; k++)
+			if (!in_fwd_range(c, g->in_idx[k], a, b))
+				last[c->alias_of[g->in_idx[k]]] = -1;
 	for (p = 0; p < cnt; p++)
 		last[nodes[p]] = -1;
 	*end = cur;
@@ -195,6 +212,44 @@ static int counted_in_backward(const struct remat_graph *g, const struct remat_c
 	if (s <= b)
 		return c->is_bwd[u] || c->bwd_reader_min[u] <= b || g->is_output[u];
 	return c->bwd_reader_min[u] <= b && !g->is_output[u];
+}
+
+/*
+ * Is the input of stages a..b (the entry's objects) still needed once
+ * their forward has run: read by the backward of a stage >= a or the
+ * forward of a stage > b, or an output?  An object's members are the
+ * forward nodes of stage a - 1 in it, and its owner (an alias's readers
+ * read the owner too).
+ */
+static int input_live(const struct remat_graph *g, const struct remat_chain *c, int32_t a,
+		      int32_t b)
+{
+	const struct remat_stage *sp;
+	int32_t i, t, k;
+
+	if (a == 0 || c->stages[a].entry < 0)
+		return 1;
+	sp = &c->stages[a - 1];
+	for (i = 0; i < sp->n_fwd; i++) {
+		int32_t e[2];
+
+		e[0] = c->fwd[sp->fwd_off + i];
+		e[1] = c->alias_of[e[0]];
+		if (!in_entry(c, e[0], a))
+			continue;
+		for (t = 0; t < 2; t++) {
+			if (g->is_output[e[t]])
+				return 1;
+			for (k = g->use_off[e[t]]; k < g->use_off[e[t] + 1]; k++) {
+				int32_t u = g->use_idx[k], s = c->stage_of[u];
+
+				if (s >= 0 && ((c->is_bwd[u] && s >= a) ||
+					       (!c->is_bwd[u] && s > b)))
+					return 1;
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -228,13 +283,13 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 	int32_t f0 = sa->fwd_off, fcnt = sb->fwd_off + sb->n_fwd - sa->fwd_off;
 	int32_t *last = scratch, *pos = scratch + g->n;
 	int64_t end, start = 0, cur, peak;
-	int32_t i, p, k, s, n_list, q, nb;
+	int32_t i, p, k, n_list, q, nb;
 
 	memset(st, 0, sizeof(*st));
 	st->entry = sa->entry;
 	st->exit = sb->exit;
-	st->x = st->entry >= 0 ? obj_mem(g, c, st->entry) : 0;
-	st->y = st->exit >= 0 ? obj_mem(g, c, st->exit) : 0;
+	st->x = a > 0 ? c->exit_mem[a - 1] : 0;
+	st->y = c->exit_mem[b];
 
 	for (i = 0; i < fcnt; i++) {
 		int32_t v = c->fwd[f0 + i];
@@ -250,46 +305,25 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 	}
 
 	/* Forward keeping everything the rest of the graph reads. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, st->entry, 0, drop, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_ALL, a, b, 0, drop, last, &end);
 	st->xbar = end;
 	st->fwd_tmp = peak - end;
 	/* The same with the exit already resident (a checkpoint kept). */
 	st->fwd_cost_h = st->fwd_cost;
 	st->fwd_tmp_h = st->fwd_tmp;
 	if (st->exit >= 0) {
-		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, st->entry, 0, drop,
-				      last, &end);
+		peak = replay_forward(g, c, f0, fcnt, REPLAY_HELD, a, b, 0, drop, last, &end);
 		st->fwd_tmp_h = max64(peak - st->xbar, 0);
 		for (i = 0; i < fcnt; i++)
 			if (replay_skip(c, REPLAY_HELD, f0, i, c->fwd[f0 + i], b))
 				st->fwd_cost_h -= g->cost[c->fwd[f0 + i]];
 	}
 	/* Forward without grad: only the chain nodes, only the exit kept. */
-	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 0, NULL, last, &end);
+	peak = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, 0, NULL, last, &end);
 	st->fwd_tmp_ng = max64(peak - st->y, 0);
-	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, st->entry, 1,
-					    NULL, last, &end);
-
-	/* Is the input (the entry or its owner) still needed once the forward has run? */
-	st->input_live = 1;
-	if (st->entry >= 0 && !g->is_output[st->entry] &&
-	    !g->is_output[c->alias_of[st->entry]]) {
-		int32_t e[2], t;
-
-		e[0] = st->entry;
-		e[1] = c->alias_of[st->entry];
-		st->input_live = 0;
-		for (t = 0; t < 2; t++) {
-			for (k = g->use_off[e[t]]; k < g->use_off[e[t] + 1]; k++) {
-				int32_t u = g->use_idx[k];
-
-				s = c->stage_of[u];
-				if (s >= 0 && ((c->is_bwd[u] && s >= a) ||
-					       (!c->is_bwd[u] && s > b)))
-					st->input_live = 1;
-			}
-		}
-	}
+	st->fwd_peak_ng_in = replay_forward(g, c, f0, fcnt, REPLAY_NG, a, b, 1, NULL, last,
+					    &end);
+	st->input_live = input_live(g, c, a, b);
 
 	/* Backward: stages b down to a, each in topological order (or seq). */
 	st->grad_in = c->grad_at[b + 1];
@@ -298,7 +332,7 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 		int32_t v = c->fwd[f0 + i];
 
 		if (counted_in_backward(g, c, v, a, b) && !(drop && drop[v]))
-			start += g->mem[v];
+			start += vmem(g, c, v);
 	}
 	start += st->grad_in;
 	st->bwd_start = start;
@@ -328,9 +362,9 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 	for (p = 0, cs = b, ci = 0; p < nb; p++) {
 		int32_t w = list_node(c, seq, &cs, &ci, p);
 
-		if (cur + g->mem[w] + g->workspace[w] > peak)
-			peak = cur + g->mem[w] + g->workspace[w];
-		cur += g->mem[w];
+		if (cur + vmem(g, c, w) + g->workspace[w] > peak)
+			peak = cur + vmem(g, c, w) + g->workspace[w];
+		cur += vmem(g, c, w);
 		for (k = g->in_off[w]; k < g->in_off[w + 1]; k++) {
 			int32_t u = g->in_idx[k];
 
@@ -340,10 +374,10 @@ static void measure_impl(const struct remat_graph *g, const struct remat_chain *
 			if ((pos[u] >= 0 && !c->is_bwd[u]) ||
 			    (g->kind[u] != REMAT_KIND_INPUT && counted_in_backward(g, c, u, a, b) &&
 			     c->bwd_reader_min[u] >= a))
-				cur -= g->mem[u];
+				cur -= vmem(g, c, u);
 		}
 		if (last[w] < 0 && !g->is_output[w] && c->bwd_reader_min[w] >= a)
-			cur -= g->mem[w];
+			cur -= vmem(g, c, w);
 	}
 	st->bwd_tmp = peak - start;
 	for (q = 0, cs = b, ci = 0; q < nb; q++) {
@@ -446,7 +480,7 @@ static void held_flags(const struct remat_graph *g, struct remat_chain *c, int32
 
 		if (st->exit < 0) {
 			need = 1;
-		} else if (!same_obj(c, v, st->exit)) {
+		} else if (!remat_chain_in_exit(c, v, s)) {
 			need = (uint8_t)kept_after_forward(g, c, v, s, s);
 			for (k = g->use_off[v]; k < g->use_off[v + 1] && !need; k++) {
 				int32_t w = g->use_idx[k];
@@ -622,16 +656,14 @@ static int32_t top2_other(const struct top2 *t, int32_t grp)
 }
 
 /*
- * Step 3: chain nodes, their ranks, and the separator sweep.  Returns the
- * number of chain nodes; sep_nodes[] receives the separators in order.
- * A chain node is a separator when it is the last chain node of its
- * memory object and no edge from another object jumps over it.
+ * Step 3's start: the chain nodes (relevant), their ranks in topological
+ * order, and the rank of each object's last chain member.  Returns the
+ * number of chain nodes.
  */
-static int32_t find_separators(const struct remat_graph *g, const struct remat_chain *c,
-			       struct work *w, int32_t *n_sep)
+static int32_t rank_chain(const struct remat_graph *g, const struct remat_chain *c,
+			  struct work *w)
 {
-	int32_t n = g->n, i, k, v, r = 0, inf;
-	struct top2 t = { -1, -4, -1, -4 };
+	int32_t n = g->n, i, k, v, r = 0;
 
 	for (i = n - 1; i >= 0; i--) {
 		v = g->topo[i];
@@ -651,7 +683,21 @@ static int32_t find_separators(const struct remat_graph *g, const struct remat_c
 		if (w->relevant[v])
 			w->lastm[c->alias_of[v]] = w->rank[v];
 	}
-	inf = r;
+	return r;
+}
+
+/*
+ * Step 3: the separator sweep over the r chain nodes; sep_nodes[]
+ * receives the separators in order.  A chain node is a separator when it
+ * is the last chain node of its memory object and no edge from another
+ * object jumps over it.
+ */
+static void find_separators(const struct remat_graph *g, const struct remat_chain *c,
+			    struct work *w, int32_t r, int32_t *n_sep)
+{
+	int32_t n = g->n, i, k, v, inf = r;
+	struct top2 t = { -1, -4, -1, -4 };
+
 	*n_sep = 0;
 	for (i = 0; i < n; i++) {
 		int32_t grp;
@@ -672,7 +718,118 @@ static int32_t find_separators(const struct remat_graph *g, const struct remat_c
 				top2_add(&t, w->rank[u], grp);
 		}
 	}
-	return r;
+}
+
+/* Is o (an owner) an input or a static value, resident the whole step? */
+static int resident_obj(const struct remat_graph *g, const struct remat_chain *c, int32_t o)
+{
+	return g->kind[o] == REMAT_KIND_INPUT || c->is_static[o];
+}
+
+/* Readers of this many chain values or more are gathers (REMAT_CHAIN_CUTS). */
+#define REMAT_CHAIN_WIDE 8
+
+/*
+ * Step 3 with cuts of several values (REMAT_CHAIN_CUTS, see remat/chain.h):
+ * a boundary after rank p keeps every memory object whole, and the next
+ * one lies at or after R(p), the latest rank read from ranks <= p.
+ * Arrays over ranks: the node, the prefix maximum of reaches, the bytes
+ * crossing each boundary and how many objects it would split (difference
+ * arrays).  -1: out of memory.
+ */
+static int find_cuts(const struct remat_graph *g, const struct remat_chain *c,
+		     struct work *w, int32_t r, int32_t *n_sep)
+{
+	int32_t n = g->n, i, k, v, b, inf = r;
+	int32_t *at = malloc(sizeof(int32_t) * ((size_t)r + 1));
+	int32_t *reach = malloc(sizeof(int32_t) * ((size_t)r + 1));
+	int32_t *split = calloc((size_t)r + 2, sizeof(int32_t));
+	int32_t *first = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	int32_t *oreach = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	int64_t *cross = calloc((size_t)r + 2, sizeof(int64_t));
+	uint8_t *wide = calloc((size_t)n + 1, 1);
+	int rc = -1;
+
+	*n_sep = 0;
+	if (!at || !reach || !split || !first || !oreach || !cross || !wide)
+		goto out;
+	for (v = 0; v < n; v++) {
+		int32_t cnt = 0;
+
+		first[v] = oreach[v] = -1;
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && w->relevant[v]; k++)
+			cnt += w->relevant[g->in_idx[k]];
+		wide[v] = cnt >= REMAT_CHAIN_WIDE;
+	}
+	for (i = 0; i < n; i++) {
+		int32_t grp, far = -1;
+
+		v = g->topo[i];
+		if (!w->relevant[v])
+			continue;
+		grp = c->alias_of[v];
+		at[w->rank[v]] = v;
+		if (first[grp] < 0)
+			first[grp] = w->rank[v];
+		if (w->target[v])
+			far = inf;    /* the virtual sink's edge */
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			if (w->relevant[g->use_idx[k]] && !wide[g->use_idx[k]] &&
+			    w->rank[g->use_idx[k]] > far)
+				far = w->rank[g->use_idx[k]];
+		reach[w->rank[v]] = far;
+		if (far > oreach[grp])
+			oreach[grp] = far;
+	}
+	for (i = 0; i < r; i++) {
+		int32_t grp = c->alias_of[at[i]], end;
+
+		/* An input's or static value's views are resident the whole step. */
+		if (w->lastm[grp] != i || resident_obj(g, c, grp))
+			continue;
+		split[first[grp]]++;
+		split[i]--;
+		end = oreach[grp] < r ? oreach[grp] : r;
+		if (end > i) {
+			cross[i] += g->mem[grp];
+			cross[end] -= g->mem[grp];
+		}
+	}
+	for (i = 1; i <= r; i++) {
+		split[i] += split[i - 1];
+		cross[i] += cross[i - 1];
+		if (i < r && reach[i - 1] > reach[i])
+			reach[i] = reach[i - 1];
+	}
+	for (b = -1;;) {
+		int32_t lo = b < 0 ? 0 : (reach[b] > b + 1 ? reach[b] : b + 1), hi, best = -1;
+
+		if (lo >= r)
+			break;
+		hi = lo + (lo - b > 1 ? lo - b : 1);
+		if (hi > r)
+			hi = r;
+		for (i = lo; i < hi; i++)
+			if (!split[i] && (best < 0 || cross[i] < cross[best]))
+				best = i;
+		for (i = hi; i < r && best < 0; i++)
+			if (!split[i])
+				best = i;
+		if (best < 0)
+			break;
+		w->sep_nodes[(*n_sep)++] = at[best];
+		b = best;
+	}
+	rc = 0;
+out:
+	free(at);
+	free(reach);
+	free(split);
+	free(first);
+	free(oreach);
+	free(cross);
+	free(wide);
+	return rc;
 }
 
 /* The forward node v reads that is latest in topological order, or -1. */
@@ -814,6 +971,7 @@ static int work_alloc(int32_t n, struct remat_chain *c, struct work *w)
 	w->reach_in = calloc((size_t)n + 1, 1);
 	w->lastm = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->alias_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
+	c->exit_stage = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->is_static = calloc((size_t)n + 1, 1);
 	w->rank = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	w->seg = malloc(sizeof(int32_t) * ((size_t)n + 1));
@@ -824,7 +982,7 @@ static int work_alloc(int32_t n, struct remat_chain *c, struct work *w)
 	c->stage_of = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	c->bwd_reader_min = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	if (!w->needed || !w->fwdpart || !w->relevant || !w->target || !w->rank ||
-	    !w->reach_in || !w->lastm || !c->alias_of || !c->is_static ||
+	    !w->reach_in || !w->lastm || !c->alias_of || !c->exit_stage || !c->is_static ||
 	    !w->seg || !w->seg_map || !w->seg_has_bwd || !w->sep_nodes || !c->is_bwd ||
 	    !c->stage_of || !c->bwd_reader_min)
 		return -1;
@@ -906,8 +1064,8 @@ static int stage_lists(const struct remat_graph *g, struct remat_chain *c,
  * Entry and exit: the separator closing the last segment of a stage is
  * its exit and the next stage's entry.
  */
-static void entries_and_exits(struct remat_chain *c, const struct work *w,
-			      int32_t n_sep, int32_t n_seg)
+static void entries_and_exits(const struct remat_graph *g, struct remat_chain *c,
+			      const struct work *w, int32_t n_sep, int32_t n_seg)
 {
 	int32_t i, v, s;
 
@@ -923,6 +1081,76 @@ static void entries_and_exits(struct remat_chain *c, const struct work *w,
 	/* Chain nodes after the last separator: the stage holding them has no exit. */
 	if (n_seg > n_sep && n_sep > 0)
 		c->stages[w->seg_map[n_sep]].exit = -1;
+	for (s = 0; s < c->n_stages; s++) {
+		v = c->stages[s].exit;
+		if (v < 0)
+			continue;
+		c->exit_stage[c->alias_of[v]] = s;
+		c->exit_mem[s] = g->mem[c->alias_of[v]];
+		c->widest_cut = 1;
+	}
+}
+
+/*
+ * Exits with cuts of several values.  Passing objects first: those a
+ * chain node more than one stage later reads (a gather's inputs); they
+ * are counted as resident the whole step (input_mem) and in no exit.
+ * Then a stage's exit: the other objects of its chain nodes that the next
+ * stage's chain nodes read.  The latest such node stands for the exit
+ * (and the next stage's entry).  -1: out of memory.
+ */
+static int cut_exits(const struct remat_graph *g, struct remat_chain *c, const struct work *w)
+{
+	int32_t i, k, v, s, *count = calloc((size_t)c->n_stages + 1, sizeof(int32_t));
+
+	c->passing = calloc((size_t)g->n + 1, 1);
+	if (!count || !c->passing) {
+		free(count);
+		return -1;
+	}
+	for (v = 0; v < g->n; v++) {
+		int32_t o = c->alias_of[v];
+
+		if (!w->relevant[v] || c->passing[o] || resident_obj(g, c, o))
+			continue;
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (w->relevant[u] && c->stage_of[u] > c->stage_of[v] + 1) {
+				c->passing[o] = 1;
+				c->n_passing++;
+				c->passing_mem += g->mem[o];
+				c->input_mem += g->mem[o];
+				break;
+			}
+		}
+	}
+	for (i = 0; i < g->n; i++) {
+		v = g->topo[i];
+		s = c->stage_of[v];
+		if (!w->relevant[v] || c->passing[c->alias_of[v]] ||
+		    resident_obj(g, c, c->alias_of[v]))
+			continue;
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (w->relevant[u] && c->stage_of[u] > s)
+				break;
+		}
+		if (k == g->use_off[v + 1])
+			continue;
+		if (c->exit_stage[c->alias_of[v]] < 0) {
+			c->exit_stage[c->alias_of[v]] = s;
+			c->exit_mem[s] += g->mem[c->alias_of[v]];
+			if (++count[s] > c->widest_cut)
+				c->widest_cut = count[s];
+		}
+		c->stages[s].exit = v;
+		if (s + 1 < c->n_stages)
+			c->stages[s + 1].entry = v;
+	}
+	free(count);
+	return 0;
 }
 
 /*
@@ -1003,7 +1231,7 @@ int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view
 {
 	struct remat_chain *c = calloc(1, sizeof(*c));
 	struct work w;
-	int32_t v, n_sep = 0, n_seg, L;
+	int32_t v, n_sep = 0, n_seg, L, r;
 	int rc = REMAT_ENOMEM;
 
 	memset(&w, 0, sizeof(w));
@@ -1022,7 +1250,15 @@ int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view
 		find_aliases(g, c);
 	}
 	classify(g, c, &w, view != REMAT_CHAIN_PLAIN);
-	find_separators(g, c, &w, &n_sep);
+	for (v = 0; v < g->n; v++)
+		c->exit_stage[v] = -1;
+	r = rank_chain(g, c, &w);
+	if (view == REMAT_CHAIN_CUTS) {
+		if (find_cuts(g, c, &w, r, &n_sep))
+			goto done;
+	} else {
+		find_separators(g, c, &w, r, &n_sep);
+	}
 	c->n_separators = n_sep;
 	n_seg = assign_segments(g, c, &w, n_sep);
 	c->n_segments = n_seg;
@@ -1032,13 +1268,19 @@ int remat_chain_build_ex(const struct remat_graph *g, enum remat_chain_view view
 	c->n_stages = L;
 	c->stages = calloc((size_t)L + 1, sizeof(*c->stages));
 	c->grad_at = calloc((size_t)L + 2, sizeof(int64_t));
-	if (!c->stages || !c->grad_at)
+	c->exit_mem = calloc((size_t)L + 1, sizeof(int64_t));
+	if (!c->stages || !c->grad_at || !c->exit_mem)
 		goto done;
 	c->largest = -1;
 	if (L > 0) {
 		if (stage_lists(g, c, &w))
 			goto done;
-		entries_and_exits(c, &w, n_sep, n_seg);
+		if (view == REMAT_CHAIN_CUTS) {
+			if (cut_exits(g, c, &w))
+				goto done;
+		} else {
+			entries_and_exits(g, c, &w, n_sep, n_seg);
+		}
 		if (backward_readers(g, c) || measure_stages(g, c))
 			goto done;
 	}

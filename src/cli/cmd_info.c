@@ -55,7 +55,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		OPT_END()
 	};
 	struct remat_graph *g = NULL;
-	struct remat_chain *chain = NULL;
+	struct remat_chain *chain = NULL, *cuts = NULL;
 	struct remat_error err;
 	int32_t v, counts[5] = { 0 }, width;
 	char b1[32], b2[32], b3[32];
@@ -103,10 +103,13 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 					INFO_LOAD_FACTOR * t_load : INFO_MIN_SECONDS);
 	if (rc == REMAT_OK)
 		rc = remat_chain_build(g, &chain, &err);
+	if (rc == REMAT_OK)
+		rc = remat_chain_build_ex(g, REMAT_CHAIN_CUTS, &cuts, &err);
 	if (rc) {
 		cli_error("%s", err.msg);
 		if (json)
 			json_error(err.msg);
+		remat_chain_free(chain);
 		remat_graph_free(g);
 		return cli_exit_code(rc);
 	}
@@ -218,11 +221,14 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
-		       "\"stages\": %d, \"largest_stage_nodes\": %d}\n",
+		       "\"stages\": %d, \"largest_stage_nodes\": %d, \"cuts_stages\": %d, "
+		       "\"cuts_largest_stage_nodes\": %d, \"cuts_widest\": %d, "
+		       "\"cuts_passing\": %d}\n",
 		       counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
 		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],
 		       counts[REMAT_KIND_OP], g->n_backward ? "true" : "false",
-		       chain->n_stages, chain->largest_nodes);
+		       chain->n_stages, chain->largest_nodes, cuts->n_stages,
+		       cuts->largest_nodes, cuts->widest_cut, cuts->n_passing);
 	} else {
 		remat_format_bytes(g->total_mem, b1, sizeof(b1));
 		remat_format_bytes(g->no_remat_peak, b2, sizeof(b2));
@@ -283,6 +289,16 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		} else {
 			printf("chain stages   0\n");
 		}
+		if (cuts->largest >= 0 && cuts->n_stages > chain->n_stages) {
+			remat_format_bytes(cuts->passing_mem, b1, sizeof(b1));
+			printf("chain cuts     %d stages with cuts of up to %d value%s (largest: "
+			       "stage %d, %d nodes", cuts->n_stages, cuts->widest_cut,
+			       cuts->widest_cut == 1 ? "" : "s",
+			       cuts->largest + 1, cuts->largest_nodes);
+			if (cuts->n_passing > 0)
+				printf("; %d values passing to a gather, %s", cuts->n_passing, b1);
+			printf(")\n");
+		}
 		if (width >= -1)
 			printf("tree width     %d (min-fill heuristic, an upper bound on the "
 			       "treewidth)\n", width);
@@ -324,6 +340,7 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		}
 	}
 	remat_chain_free(chain);
+	remat_chain_free(cuts);
 	remat_graph_free(g);
 	return CLI_EXIT_OK;
 }

@@ -223,14 +223,39 @@ int remat_i_chen_ops(int32_t L, const int32_t *starts, int32_t nseg,
 	return REMAT_OK;
 }
 
-/* The private option remat_i_chain_views() sets for its second run. */
+/* The private option remat_i_chain_views() sets for its later runs. */
 #define VIEW_OPTION "chain-view"
 
 static enum remat_chain_view chain_view_of(const struct remat_plan_request *req)
 {
 	const char *v = remat_opt_get(req, VIEW_OPTION);
 
-	return v && strcmp(v, "plain") == 0 ? REMAT_CHAIN_PLAIN : REMAT_CHAIN_OBJECTS;
+	if (v && strcmp(v, "plain") == 0)
+		return REMAT_CHAIN_PLAIN;
+	return v && strcmp(v, "cuts") == 0 ? REMAT_CHAIN_CUTS : REMAT_CHAIN_OBJECTS;
+}
+
+/*
+ * The views worth a run besides the objects' view: the plain view where
+ * the objects' view saw objects, the cuts view where it has more stages.
+ */
+static int other_views(const struct remat_graph *g, const char **names, int *n,
+		       struct remat_error *err)
+{
+	struct remat_chain *c = NULL, *cuts = NULL;
+	int32_t stages;
+
+	*n = 0;
+	REMAT_TRY(remat_chain_build(g, &c, err));
+	if (c->n_aliases > 0 || c->n_static > 0)
+		names[(*n)++] = "plain";
+	stages = c->n_stages;
+	remat_chain_free(c);
+	REMAT_TRY(remat_chain_build_ex(g, REMAT_CHAIN_CUTS, &cuts, err));
+	if (cuts->n_stages > stages)
+		names[(*n)++] = "cuts";
+	remat_chain_free(cuts);
+	return REMAT_OK;
 }
 
 int remat_i_chain_views(const struct remat_plan_request *req, const char *planner,
@@ -241,20 +266,16 @@ int remat_i_chain_views(const struct remat_plan_request *req, const char *planne
 	const struct remat_graph *g = req->graph;
 	struct remat_plan_request sub = *req;
 	struct remat_kv *kv = NULL;
-	struct remat_chain *c = NULL;
 	struct remat_i_best best;
-	struct remat_error e2;
-	int rc, rc2, differ, kept;
+	const char *views[2];
+	int rc, n_views = 0, i;
 
 	rc = plan(req, out, err);
 	if ((rc != REMAT_OK && rc != REMAT_ENOFIT) || g->n_backward == 0 ||
 	    remat_plan_expired(req))
 		return rc;
-	/* The plain view differs only where the objects' view saw objects. */
-	REMAT_TRY(remat_chain_build(g, &c, err));
-	differ = c->n_aliases > 0 || c->n_static > 0;
-	remat_chain_free(c);
-	if (!differ)
+	REMAT_TRY(other_views(g, views, &n_views, err));
+	if (n_views == 0)
 		return rc;
 	kv = malloc(sizeof(*kv) * ((size_t)req->n_options + 1));
 	if (!kv)
@@ -262,18 +283,20 @@ int remat_i_chain_views(const struct remat_plan_request *req, const char *planne
 	if (req->n_options)
 		memcpy(kv, req->options, sizeof(*kv) * (size_t)req->n_options);
 	kv[req->n_options].key = VIEW_OPTION;
-	kv[req->n_options].value = "plain";
 	sub.options = kv;
 	sub.n_options = req->n_options + 1;
 	remat_i_best_init(&best);
-	remat_error_clear(&e2);
-	kept = 0;
 	if (rc == REMAT_OK)
-		rc = remat_i_best_offer(&best, planner, g, req->budget, out, NULL, &kept, err);
-	if (rc == REMAT_OK || rc == REMAT_ENOFIT) {
+		rc = remat_i_best_offer(&best, planner, g, req->budget, out, NULL, NULL, err);
+	for (i = 0; i < n_views && (rc == REMAT_OK || rc == REMAT_ENOFIT) &&
+		    !remat_plan_expired(req); i++) {
 		struct remat_schedule s2;
+		struct remat_error e2;
+		int rc2;
 
+		remat_error_clear(&e2);
 		remat_schedule_init(&s2);
+		kv[req->n_options].value = views[i];
 		rc2 = plan(&sub, &s2, &e2);
 		if (rc2 == REMAT_OK)
 			rc2 = remat_i_best_offer(&best, planner, g, req->budget, &s2, NULL, NULL,
@@ -282,10 +305,11 @@ int remat_i_chain_views(const struct remat_plan_request *req, const char *planne
 		if (rc2 != REMAT_OK && rc2 != REMAT_ENOFIT && rc2 != REMAT_ECANCELED) {
 			rc = rc2; /* out of memory, or a bug: not to be hidden */
 			*err = e2;
-		} else if (best.have) {
-			remat_schedule_clear(out);
-			rc = remat_i_best_take(&best, out, err);
 		}
+	}
+	if ((rc == REMAT_OK || rc == REMAT_ENOFIT) && best.have) {
+		remat_schedule_clear(out);
+		rc = remat_i_best_take(&best, out, err);
 	}
 	remat_i_best_release(&best);
 	free(kv);

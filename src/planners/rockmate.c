@@ -419,11 +419,11 @@ static int scratch_alloc(struct rk_scratch *s, int32_t n)
 static int droppable(const struct remat_graph *g, const struct remat_chain *c, int32_t s,
 		     int32_t v)
 {
-	int32_t k, bwd = 0, ex = c->stages[s].exit;
+	int32_t k, bwd = 0;
 
 	if (g->mem[v] <= 0 || !g->recompute[v] || g->is_output[v])
 		return 0;
-	if (ex >= 0 && c->alias_of[v] == c->alias_of[ex])
+	if (remat_chain_in_exit(c, v, s))
 		return 0;
 	for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
 		int32_t w = g->use_idx[k];
@@ -1103,13 +1103,15 @@ static int block_signature(const struct remat_graph *g, const struct remat_chain
 		rc |= sig_push(out, g->kind[v]) | sig_push(out, g->mem[v]) | sig_push(out, cost) |
 		      sig_push(out, g->workspace[v]) | sig_push(out, g->recompute[v]) |
 		      sig_push(out, g->is_output[v]) | sig_push(out, c->alias_of[v] == v) |
+		      sig_push(out, remat_chain_in_exit(c, v, s)) |
+		      sig_push(out, c->passing && c->passing[c->alias_of[v]]) |
 		      sig_push(out, g->in_off[v + 1] - g->in_off[v]);
 		for (k = g->in_off[v]; k < g->in_off[v + 1] && !rc; k++) {
 			int32_t u = g->in_idx[k], su = c->stage_of[u];
 
 			if (pos[u] >= 0)
 				rc |= sig_push(out, 1) | sig_push(out, pos[u]);
-			else if (st->entry >= 0 && c->alias_of[u] == c->alias_of[st->entry])
+			else if (remat_chain_in_exit(c, u, s - 1))
 				rc |= sig_push(out, 2) | sig_push(out, u == st->entry);
 			else
 				rc |= sig_push(out, 3) | sig_push(out, g->kind[u]) |

@@ -889,6 +889,21 @@ static int op_chain(const struct op *o, struct remat_error *err)
 	return rc;
 }
 
+static int op_chain_cuts(const struct op *o, struct remat_error *err)
+{
+	struct remat_chain *c = NULL;
+	int rc;
+
+	fi_begin();
+	rc = remat_chain_build_ex(*o->graph, REMAT_CHAIN_CUTS, &c, err);
+	fi_end();
+	if (rc == REMAT_OK) {
+		assert_true(c->n_stages >= 1);
+		remat_chain_free(c);
+	}
+	return rc;
+}
+
 static int op_treedec(const struct op *o, struct remat_error *err)
 {
 	struct remat_treedec td;
@@ -1001,6 +1016,8 @@ static const struct op ANALYSIS_OPS[] = {
 	OP("copy + add_frees", op_liveness, .planner = "copy"),
 	OP("chain build (training)", op_chain, .graph = (const struct remat_graph *const *)&g_train),
 	OP("chain build (inference)", op_chain, .graph = (const struct remat_graph *const *)&g_kumar),
+	OP("chain build, cuts view", op_chain_cuts,
+	   .graph = (const struct remat_graph *const *)&g_train),
 	OP("treedec build", op_treedec, .graph = (const struct remat_graph *const *)&g_train),
 	OP("treedec build (masked)", op_treedec, .graph = (const struct remat_graph *const *)&g_train,
 	   .variant = 1),

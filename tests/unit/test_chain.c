@@ -548,6 +548,209 @@ static void test_partition_random(void **state)
 	}
 }
 
+static struct remat_chain *cuts_of(const struct remat_graph *g)
+{
+	struct remat_chain *c = NULL;
+	struct remat_error err;
+
+	remat_error_clear(&err);
+	assert_int_equal(remat_chain_build_ex(g, REMAT_CHAIN_CUTS, &c, &err), REMAT_OK);
+	return c;
+}
+
+/*
+ * A two-layer recurrence over three steps (a stacked LSTM in small):
+ * a_t reads a_(t-1), b_t reads b_(t-1) and a_t.  Only a1 and b3 are
+ * 1-separators.  By hand, ranks a1 0, b1 1, a2 2, b2 3, a3 4, b3 5, L 6;
+ * the ranks read from each (the reach) 2 3 4 5 5 6 end; bytes crossing
+ * each boundary 2 5 5 5 5 3 1.  Cuts: after a1 (the first rank); then
+ * from R = 2 over ranks 2..3 (5 and 5: the earlier); then from R = 4
+ * over 4..5 (5 and 3: after b3); then after L.  Stages {a1} {b1 a2}
+ * {b2 a3 b3 L} (L has no backward node: merged), each cut holding the
+ * newest value of both layers.
+ */
+static void test_cuts_grid(void **state)
+{
+	const char *json = HDR
+		"{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		"{\"id\":\"a1\",\"kind\":\"forward\",\"mem\":2,\"inputs\":[\"x\"]},"
+		"{\"id\":\"b1\",\"kind\":\"forward\",\"mem\":3,\"inputs\":[\"a1\"]},"
+		"{\"id\":\"a2\",\"kind\":\"forward\",\"mem\":2,\"inputs\":[\"a1\",\"x\"]},"
+		"{\"id\":\"b2\",\"kind\":\"forward\",\"mem\":3,\"inputs\":[\"b1\",\"a2\"]},"
+		"{\"id\":\"a3\",\"kind\":\"forward\",\"mem\":2,\"inputs\":[\"a2\",\"x\"]},"
+		"{\"id\":\"b3\",\"kind\":\"forward\",\"mem\":3,\"inputs\":[\"b2\",\"a3\"]},"
+		"{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"b3\"]},"
+		"{\"id\":\"gb3\",\"kind\":\"backward\",\"mem\":3,\"inputs\":[\"L\",\"b2\",\"a3\"],\"grad_of\":\"b3\"},"
+		"{\"id\":\"ga3\",\"kind\":\"backward\",\"mem\":2,\"inputs\":[\"gb3\",\"a2\"],\"grad_of\":\"a3\"},"
+		"{\"id\":\"gb2\",\"kind\":\"backward\",\"mem\":3,\"inputs\":[\"gb3\",\"b1\",\"a2\"],\"grad_of\":\"b2\"},"
+		"{\"id\":\"ga2\",\"kind\":\"backward\",\"mem\":2,\"inputs\":[\"ga3\",\"gb2\",\"a1\"],\"grad_of\":\"a2\"},"
+		"{\"id\":\"gb1\",\"kind\":\"backward\",\"mem\":3,\"inputs\":[\"gb2\",\"a1\"],\"grad_of\":\"b1\"},"
+		"{\"id\":\"ga1\",\"kind\":\"backward\",\"mem\":2,\"inputs\":[\"ga2\",\"gb1\",\"x\"],\"grad_of\":\"a1\"}"
+		"],\"outputs\":[\"ga1\"]}";
+	struct remat_graph *g = tu_graph(json);
+	struct remat_chain *c = chain_of(g), *k;
+
+	(void)state;
+	assert_int_equal(c->n_stages, 2);    /* {a1} {b1 .. b3 L}: no other separator */
+	remat_chain_free(c);
+	k = cuts_of(g);
+	assert_int_equal(k->n_separators, 4);
+	assert_int_equal(k->n_stages, 3);
+	assert_string_equal(stage_ids(g, k, 0, 0), "a1");
+	assert_string_equal(stage_ids(g, k, 1, 0), "b1 a2");
+	assert_string_equal(stage_ids(g, k, 2, 0), "b2 a3 b3 L");
+	assert_int_equal(k->widest_cut, 2);
+	assert_int_equal(k->n_passing, 0);
+	assert_true(remat_chain_in_exit(k, remat_graph_find(g, "a1"), 0));
+	assert_false(remat_chain_in_exit(k, remat_graph_find(g, "a1"), 1));
+	assert_true(remat_chain_in_exit(k, remat_graph_find(g, "b1"), 1));
+	assert_true(remat_chain_in_exit(k, remat_graph_find(g, "a2"), 1));
+	assert_false(remat_chain_in_exit(k, remat_graph_find(g, "b3"), 2));
+	assert_int_equal(k->stages[1].x, 2);
+	assert_int_equal(k->stages[1].y, 5);
+	assert_int_equal(k->stages[2].x, 5);
+	assert_int_equal(k->stages[2].y, 0);
+	assert_int_equal(k->stages[2].exit, -1);
+	/* Stage 1: b1 and a2 both stay (read later); with a1 inside, 2 + 3 + 2 at a2. */
+	assert_int_equal(k->stages[1].xbar, 5);
+	assert_int_equal(k->stages[1].fwd_tmp, 0);
+	assert_int_equal(k->stages[1].fwd_tmp_ng, 0);
+	assert_int_equal(k->stages[1].fwd_peak_ng_in, 7);
+	assert_int_equal(k->stages[1].input_live, 1);    /* gb1 and ga2 read a1 */
+	remat_chain_free(k);
+	remat_graph_free(g);
+}
+
+/*
+ * A chain c1..c8 whose every step also feeds a gather G (eight inputs: an
+ * LSTM's stack of per-step outputs).  Edges into G do not count for
+ * cuts, so by hand (ranks c_i 2i-2, o_i 2i-1): a cut after c1, then each
+ * window [2i, 2i+2) holds c_(i+1) on both ranks (4 bytes each) and takes
+ * the earlier, until the window [14, 16) where nothing crosses after o8.
+ * Stages {c1} {o1 c2} .. {o6 c7} {o7 c8 o8 G L}.  G is in stage 7, so
+ * o1..o5 (stages 1..5) are passing; o6 is in stage 6's exit.
+ */
+static void test_cuts_gather(void **state)
+{
+	char json[8192];
+	size_t u = 0;
+	int i;
+	struct remat_graph *g;
+	struct remat_chain *k;
+
+	(void)state;
+	u += (size_t)snprintf(json + u, sizeof(json) - u,
+			      HDR "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1}");
+	for (i = 1; i <= 8; i++) {
+		char prev[8];
+
+		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
+		u += (size_t)snprintf(json + u, sizeof(json) - u,
+				      ",{\"id\":\"c%d\",\"kind\":\"forward\",\"mem\":4,"
+				      "\"inputs\":[\"%s\"]},{\"id\":\"o%d\",\"kind\":\"forward\","
+				      "\"mem\":1,\"inputs\":[\"c%d\"]}", i, prev, i, i);
+	}
+	u += (size_t)snprintf(json + u, sizeof(json) - u,
+			      ",{\"id\":\"G\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"o1\","
+			      "\"o2\",\"o3\",\"o4\",\"o5\",\"o6\",\"o7\",\"o8\"]},"
+			      "{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"G\"]}");
+	for (i = 8; i >= 1; i--) {
+		char prev[8], next[16];
+
+		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
+		snprintf(next, sizeof(next), i == 8 ? "" : ",\"gc%d\"", i + 1);
+		u += (size_t)snprintf(json + u, sizeof(json) - u,
+				      ",{\"id\":\"go%d\",\"kind\":\"backward\",\"mem\":1,"
+				      "\"inputs\":[\"L\",\"c%d\"],\"grad_of\":\"o%d\"}"
+				      ",{\"id\":\"gc%d\",\"kind\":\"backward\",\"mem\":4,"
+				      "\"inputs\":[\"go%d\"%s,\"%s\"],\"grad_of\":\"c%d\"}",
+				      i, i, i, i, i, next, prev, i);
+	}
+	snprintf(json + u, sizeof(json) - u, "],\"outputs\":[\"gc1\"]}");
+	g = tu_graph(json);
+	k = cuts_of(g);
+	assert_int_equal(k->n_stages, 8);
+	assert_string_equal(stage_ids(g, k, 0, 0), "c1");
+	assert_string_equal(stage_ids(g, k, 1, 0), "o1 c2");
+	assert_string_equal(stage_ids(g, k, 6, 0), "o6 c7");
+	assert_string_equal(stage_ids(g, k, 7, 0), "o7 c8 o8 G L");
+	assert_int_equal(k->n_passing, 5);
+	assert_int_equal(k->passing_mem, 5);
+	assert_int_equal(k->input_mem, 1 + 5);
+	for (i = 1; i <= 8; i++) {
+		char id[8];
+
+		snprintf(id, sizeof(id), "o%d", i);
+		assert_int_equal(k->passing[remat_graph_find(g, id)], i <= 5);
+	}
+	assert_int_equal(k->stages[1].y, 4);     /* c2; o1 passes */
+	assert_int_equal(k->stages[6].y, 5);     /* o6 and c7 */
+	assert_int_equal(k->stages[7].x, 5);
+	assert_int_equal(k->widest_cut, 2);
+	/* Passing values count nowhere in the stages: stage 1 keeps c2 only. */
+	assert_int_equal(k->stages[1].xbar, 4);
+	remat_chain_free(k);
+	remat_graph_free(g);
+}
+
+/*
+ * The cuts view on random training graphs: every value a stage's forward
+ * reads from an earlier stage's chain node is in the previous stage's
+ * exit or passing (or a view of an input); x is the previous y; y is the
+ * bytes of the distinct exit objects.
+ */
+static void test_cuts_random(void **state)
+{
+	uint64_t rs = 4242;
+	int trial;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		int n = 2 + (int)(tu_rand(&rs) % 30);
+		char *json = tu_random_graph_json(&rs, n, 0.05 + (trial % 4) * 0.1, 1);
+		struct remat_graph *g = tu_graph(json);
+		struct remat_chain *k = cuts_of(g);
+		uint8_t *on = calloc((size_t)g->n + 1, 1), *seen = calloc((size_t)g->n + 1, 1);
+		int32_t s, i, j;
+
+		for (s = 0; s < k->n_stages; s++)
+			for (i = 0; i < k->stages[s].n_fwd; i++)
+				on[k->fwd[k->stages[s].fwd_off + i]] =
+					k->fwd_ng[k->stages[s].fwd_off + i];
+		for (s = 0; s < k->n_stages; s++) {
+			const struct remat_stage *st = &k->stages[s];
+			int64_t y = 0;
+
+			if (s > 0)
+				assert_int_equal(st->x, k->stages[s - 1].y);
+			for (i = 0; i < st->n_fwd; i++) {
+				int32_t v = k->fwd[st->fwd_off + i];
+
+				for (j = g->in_off[v]; j < g->in_off[v + 1] && on[v]; j++) {
+					int32_t u = g->in_idx[j], su = k->stage_of[u];
+
+					if (!on[u] || su == s)
+						continue;
+					assert_true(su < s);
+					assert_true(k->passing[k->alias_of[u]] ||
+						    g->kind[k->alias_of[u]] == REMAT_KIND_INPUT ||
+						    (su == s - 1 && remat_chain_in_exit(k, u, su)));
+				}
+				if (remat_chain_in_exit(k, v, s) && !seen[k->alias_of[v]]) {
+					seen[k->alias_of[v]] = 1;
+					y += g->mem[k->alias_of[v]];
+				}
+			}
+			assert_int_equal(st->y, y);
+		}
+		free(on);
+		free(seen);
+		remat_chain_free(k);
+		remat_graph_free(g);
+		free(json);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -560,6 +763,9 @@ int main(void)
 		cmocka_unit_test(test_degenerate),
 		cmocka_unit_test(test_separators_random),
 		cmocka_unit_test(test_partition_random),
+		cmocka_unit_test(test_cuts_grid),
+		cmocka_unit_test(test_cuts_gather),
+		cmocka_unit_test(test_cuts_random),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
