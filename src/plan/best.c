@@ -6,6 +6,7 @@
 void remat_i_best_init(struct remat_i_best *b)
 {
 	memset(b, 0, sizeof(*b));
+	b->least_peak = -1;
 	remat_schedule_init(&b->sched);
 }
 
@@ -46,6 +47,8 @@ int remat_i_best_offer(struct remat_i_best *b, const char *planner,
 	if (!r.valid)
 		return REMAT_FAIL(err, REMAT_EINTERNAL,
 				  "planner '%s' built an invalid schedule: %s", planner, r.error);
+	if (b->least_peak < 0 || r.peak_mem < b->least_peak)
+		b->least_peak = r.peak_mem;
 	if (!r.feasible)
 		return REMAT_OK;
 	if (b->have && !remat_i_result_better(&r, cand->n, &b->res, b->sched.n))

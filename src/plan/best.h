@@ -15,6 +15,7 @@ struct remat_i_best {
 	struct remat_schedule sched;
 	struct remat_sim_result res;
 	int have;
+	int64_t least_peak;   /* lowest peak of any valid candidate, -1: none yet */
 };
 
 void remat_i_best_init(struct remat_i_best *b);

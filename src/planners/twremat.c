@@ -87,6 +87,7 @@
 #include "remat/order.h"
 #include "remat/treedec.h"
 #include "plan/best.h"
+#include "remat/budget.h"
 #include "plan/evict_replay.h"
 #include "plan/keep_pass.h"
 
@@ -970,9 +971,18 @@ static int twremat_plan(const struct remat_plan_request *req,
 			goto done;
 	}
 	if (!best.have) {
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: %s within %lld bytes",
+		char lowest[96] = "";
+
+		if (best.least_peak >= 0) {
+			char pk[32];
+
+			remat_format_bytes(best.least_peak, pk, sizeof(pk));
+			snprintf(lowest, sizeof(lowest), ": the lowest peak it reached is %s "
+				 "(%lld bytes)", pk, (long long)best.least_peak);
+		}
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: %s within %lld bytes%s",
 				remat_plan_expired(req) ? "time ran out before a schedule was found"
-				: "no cutoff gives a schedule", (long long)req->budget);
+				: "no cutoff gives a schedule", (long long)req->budget, lowest);
 		goto done;
 	}
 	rc = remat_i_best_take(&best, out, err);
