@@ -782,6 +782,13 @@ int remat_i_rotor_levels(const struct remat_graph *g, const struct remat_chain *
 		lv->unit = remat_i_rotor_slot_unit(g, c, lv->mtop, slots);
 	lv->M = (int32_t)(lv->mtop / lv->unit);
 	lv->Mtab = lv->M + (lv->M + 7) / 8;
+	/*
+	 * The cuts view counts its passing values as resident the whole step
+	 * (input_mem), which over-counts them after their gather: let the
+	 * internal budget reach that far above too; the simulator judges.
+	 */
+	if (c->passing_mem > 0)
+		lv->Mtab += (int32_t)(c->passing_mem / lv->unit);
 	return 1;
 }
 
