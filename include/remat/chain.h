@@ -62,8 +62,9 @@
  * comes from the stage just before).  Boundaries never split a memory
  * object.  After a boundary b, the next one lies at or after the first
  * rank R(b) that the edges from ranks <= b allow; among the ranks from
- * R(b) to R(b) + (R(b) - b) it is the one whose cut holds the fewest
- * bytes (the earliest on a tie), or the first allowed rank after them.
+ * R(b) up to (not including) R(b) + (R(b) - b), or R(b) + 1 when that is
+ * less, it is the one whose cut holds the fewest bytes (the earliest on a
+ * tie), or the first allowed rank after them.
  * On a chain of single values this cuts where rule 3 does; on the LSTM
  * it cuts between time steps.  A stage's exit is then a set of objects
  * (those its forward computes and a later stage's forward reads), the
@@ -75,8 +76,10 @@
  * object that a gather more than one stage later reads is then
  * *passing*: it is in no exit, the stage figures do not count it, and
  * input_mem counts it as resident the whole step.  That over-counts it
- * before it is computed and after its last reader (a chain plan is then
- * conservative, never wrong); the simulator judges every plan anyway.
+ * before it is computed and after its last reader, never under-counts
+ * it.  rotor and rockmate let their internal budget rise by those bytes
+ * (at most doubling their table), so their plans rest on the simulator,
+ * which judges every plan anyway.
  */
 #ifndef REMAT_CHAIN_H
 #define REMAT_CHAIN_H
@@ -113,8 +116,10 @@ struct remat_stage {
 				     nodes its backward needs, except the exit */
 	double bwd_cost;          /* every backward node once */
 
-	int64_t x;                /* bytes of the stage input (mem of entry's owner) */
-	int64_t y;                /* bytes of the stage output (mem of exit's owner) */
+	int64_t x;                /* bytes of the stage input (mem of entry's owner;
+				     cuts view: of every entry object) */
+	int64_t y;                /* bytes of the stage output (mem of exit's owner;
+				     cuts view: of every exit object) */
 	int64_t xbar;             /* bytes a forward that keeps all leaves resident, y included */
 	int64_t fwd_tmp;          /* peak of that forward minus xbar */
 	int64_t fwd_tmp_h;        /* the same when the exit is resident and not recomputed */

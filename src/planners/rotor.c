@@ -785,10 +785,14 @@ int remat_i_rotor_levels(const struct remat_graph *g, const struct remat_chain *
 	/*
 	 * The cuts view counts its passing values as resident the whole step
 	 * (input_mem), which over-counts them after their gather: let the
-	 * internal budget reach that far above too; the simulator judges.
+	 * internal budget reach that far above too (at most M slots more, so
+	 * the table stays within twice its size); the simulator judges.
 	 */
-	if (c->passing_mem > 0)
-		lv->Mtab += (int32_t)(c->passing_mem / lv->unit);
+	if (c->passing_mem > 0) {
+		int64_t extra = c->passing_mem / lv->unit;
+
+		lv->Mtab += (int32_t)(extra < lv->M ? extra : lv->M);
+	}
 	return 1;
 }
 
