@@ -981,8 +981,10 @@ static int twremat_plan(const struct remat_plan_request *req,
 				 "(%lld bytes)", pk, (long long)best.least_peak);
 		}
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "twremat: %s within %lld bytes%s",
-				remat_plan_expired(req) ? "time ran out before a schedule was found"
-				: "no cutoff gives a schedule", (long long)req->budget, lowest);
+				!remat_plan_expired(req) ? "no cutoff gives a schedule"
+				: best.least_peak >= 0 ? "time ran out before a schedule fit"
+				: "time ran out before a schedule was found",
+				(long long)req->budget, lowest);
 		goto done;
 	}
 	rc = remat_i_best_take(&best, out, err);
