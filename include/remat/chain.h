@@ -72,7 +72,9 @@
  *
  * Gathers: a node that reads 8 or more chain values (the stack of every
  * time step's output at an LSTM's end) would keep any cut from holding,
- * so edges into gathers do not count when boundaries are chosen.  An
+ * so edges into gathers do not count when boundaries are chosen.  Where
+ * such nodes are more than a quarter of the chain nodes (a dense random
+ * DAG, where most nodes read that many) none counts as a gather.  An
  * object that a gather more than one stage later reads is then
  * *passing*: it is in no exit, the stage figures do not count it, and
  * input_mem counts it as resident the whole step.  That over-counts it

@@ -726,7 +726,10 @@ static int resident_obj(const struct remat_graph *g, const struct remat_chain *c
 	return g->kind[o] == REMAT_KIND_INPUT || c->is_static[o];
 }
 
-/* Readers of this many chain values or more are gathers (REMAT_CHAIN_CUTS). */
+/*
+ * Readers of this many chain values or more are gathers (REMAT_CHAIN_CUTS),
+ * unless they make up more than a quarter of the chain nodes.
+ */
 #define REMAT_CHAIN_WIDE 8
 
 /*
@@ -740,7 +743,7 @@ static int resident_obj(const struct remat_graph *g, const struct remat_chain *c
 static int find_cuts(const struct remat_graph *g, const struct remat_chain *c,
 		     struct work *w, int32_t r, int32_t *n_sep)
 {
-	int32_t n = g->n, i, k, v, b, inf = r;
+	int32_t n = g->n, i, k, v, b, inf = r, n_wide;
 	int32_t *at = malloc(sizeof(int32_t) * ((size_t)r + 1));
 	int32_t *reach = malloc(sizeof(int32_t) * ((size_t)r + 1));
 	int32_t *split = calloc((size_t)r + 2, sizeof(int32_t));
@@ -753,14 +756,18 @@ static int find_cuts(const struct remat_graph *g, const struct remat_chain *c,
 	*n_sep = 0;
 	if (!at || !reach || !split || !first || !oreach || !cross || !wide)
 		goto out;
-	for (v = 0; v < n; v++) {
+	for (v = 0, n_wide = 0; v < n; v++) {
 		int32_t cnt = 0;
 
 		first[v] = oreach[v] = -1;
 		for (k = g->in_off[v]; k < g->in_off[v + 1] && w->relevant[v]; k++)
 			cnt += w->relevant[g->in_idx[k]];
 		wide[v] = cnt >= REMAT_CHAIN_WIDE;
+		n_wide += wide[v];
 	}
+	/* Where most nodes read that many (a dense random DAG), none is a gather. */
+	if (n_wide > r / 4)
+		memset(wide, 0, (size_t)n + 1);
 	for (i = 0; i < n; i++) {
 		int32_t grp, far = -1;
 

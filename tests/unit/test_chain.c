@@ -694,6 +694,40 @@ static void test_cuts_gather(void **state)
 }
 
 /*
+ * Twelve nodes, each reading every earlier one: n9..n12 read 8 or more
+ * chain values, a third of the chain.  That is no gather: every edge
+ * counts, n1's edge to n12 allows no boundary before n12, so the view
+ * has one stage and nothing passing.
+ */
+static void test_cuts_dense(void **state)
+{
+	char json[8192];
+	size_t u = 0;
+	int i, j;
+	struct remat_graph *g;
+	struct remat_chain *k;
+
+	(void)state;
+	u += (size_t)snprintf(json + u, sizeof(json) - u,
+			      HDR "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1}");
+	for (i = 1; i <= 12; i++) {
+		u += (size_t)snprintf(json + u, sizeof(json) - u,
+				      ",{\"id\":\"n%d\",\"kind\":\"op\",\"mem\":1,\"inputs\":[\"x\"", i);
+		for (j = 1; j < i; j++)
+			u += (size_t)snprintf(json + u, sizeof(json) - u, ",\"n%d\"", j);
+		u += (size_t)snprintf(json + u, sizeof(json) - u, "]}");
+	}
+	snprintf(json + u, sizeof(json) - u, "],\"outputs\":[\"n12\"]}");
+	g = tu_graph(json);
+	k = cuts_of(g);
+	assert_int_equal(k->n_passing, 0);
+	assert_int_equal(k->passing_mem, 0);
+	assert_int_equal(k->n_stages, 2);    /* {n1} | {n2 .. n12}: after n1, R = n12 */
+	remat_chain_free(k);
+	remat_graph_free(g);
+}
+
+/*
  * The cuts view on random training graphs: every value a stage's forward
  * reads from an earlier stage's chain node is in the previous stage's
  * exit or passing (or a view of an input); x is the previous y; y is the
@@ -765,6 +799,7 @@ int main(void)
 		cmocka_unit_test(test_partition_random),
 		cmocka_unit_test(test_cuts_grid),
 		cmocka_unit_test(test_cuts_gather),
+		cmocka_unit_test(test_cuts_dense),
 		cmocka_unit_test(test_cuts_random),
 	};
 
