@@ -74,7 +74,10 @@
  * time step's output at an LSTM's end) would keep any cut from holding,
  * so edges into gathers do not count when boundaries are chosen.  Where
  * such nodes are more than a quarter of the chain nodes (a dense random
- * DAG, where most nodes read that many) none counts as a gather.  An
+ * DAG, where most nodes read that many) none counts as a gather.  A
+ * chain node read only by gathers and larger than what it reads (an LSTM
+ * step's output projection) joins the stage of its first gather, so that
+ * its smaller inputs pass instead of it.  An
  * object that a gather more than one stage later reads is then
  * *passing*: it is in no exit, the stage figures do not count it, and
  * input_mem counts it as resident the whole step.  That over-counts it

@@ -501,6 +501,7 @@ struct work {
 	int32_t *rank, *seg, *seg_map, *cnt, *lastm;
 	uint8_t *seg_has_bwd;
 	int32_t *sep_nodes;
+	uint8_t *wide;        /* cuts view: gathers (NULL in the other views) */
 };
 
 static void work_free(struct work *w)
@@ -517,6 +518,7 @@ static void work_free(struct work *w)
 	free(w->cnt);
 	free(w->seg_has_bwd);
 	free(w->sep_nodes);
+	free(w->wide);
 }
 
 /* Is forward node v a target of rule 2 (sinks excepted)? */
@@ -750,7 +752,7 @@ static int find_cuts(const struct remat_graph *g, const struct remat_chain *c,
 	int32_t *first = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	int32_t *oreach = malloc(sizeof(int32_t) * ((size_t)n + 1));
 	int64_t *cross = calloc((size_t)r + 2, sizeof(int64_t));
-	uint8_t *wide = calloc((size_t)n + 1, 1);
+	uint8_t *wide = w->wide = calloc((size_t)n + 1, 1);
 	int rc = -1;
 
 	*n_sep = 0;
@@ -835,7 +837,6 @@ out:
 	free(first);
 	free(oreach);
 	free(cross);
-	free(wide);
 	return rc;
 }
 
@@ -852,6 +853,44 @@ static int32_t nearest_forward_input(const struct remat_graph *g, const struct w
 			best = u;
 	}
 	return best;
+}
+
+/*
+ * Cuts view: a chain node read only by gathers, and larger than what it
+ * reads (an LSTM step's output projection, read by the final stack), is
+ * computed in the segment of its first gather instead of its own: its
+ * inputs pass through the stages in between rather than it.
+ */
+static void defer_to_gathers(const struct remat_graph *g, const struct remat_chain *c,
+			     struct work *w)
+{
+	int32_t i, k, v;
+
+	for (i = g->n - 1; i >= 0; i--) {
+		int32_t to = -1;
+		int64_t in = 0;
+
+		v = g->topo[i];
+		if (!w->relevant[v] || w->target[v] || c->alias_of[v] != v)
+			continue;
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if (!w->relevant[u])
+				continue;
+			if (!w->wide[u]) {
+				to = -2;
+				break;
+			}
+			if (to == -1 || w->seg[u] < to)
+				to = w->seg[u];
+		}
+		for (k = g->in_off[v]; k < g->in_off[v + 1] && to >= 0; k++)
+			if (g->kind[g->in_idx[k]] != REMAT_KIND_INPUT)
+				in += g->mem[c->alias_of[g->in_idx[k]]];
+		if (to > w->seg[v] && g->mem[v] > in)
+			w->seg[v] = to;
+	}
 }
 
 /* Steps 3-5: the segment of every needed non-input node. */
@@ -877,6 +916,8 @@ static int32_t assign_segments(const struct remat_graph *g, struct remat_chain *
 	n_seg = n_sep + any_after;
 	if (n_seg == 0)
 		n_seg = 1;    /* no chain node: one (possibly empty) segment */
+	if (w->wide)
+		defer_to_gathers(g, c, w);
 	/* Forward nodes off the chain: no earlier than their inputs. */
 	for (i = 0; i < n; i++) {
 		v = g->topo[i];

@@ -621,6 +621,42 @@ static void test_cuts_grid(void **state)
 	remat_graph_free(g);
 }
 
+/* The graph of test_cuts_gather, with o_i of omem bytes, into json. */
+static void gather_json(char *json, size_t cap, int omem)
+{
+	size_t u = 0;
+	int i;
+
+	u += (size_t)snprintf(json + u, cap - u,
+			      HDR "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1}");
+	for (i = 1; i <= 8; i++) {
+		char prev[8];
+
+		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
+		u += (size_t)snprintf(json + u, cap - u,
+				      ",{\"id\":\"c%d\",\"kind\":\"forward\",\"mem\":4,"
+				      "\"inputs\":[\"%s\"]},{\"id\":\"o%d\",\"kind\":\"forward\","
+				      "\"mem\":%d,\"inputs\":[\"c%d\"]}", i, prev, i, omem, i);
+	}
+	u += (size_t)snprintf(json + u, cap - u,
+			      ",{\"id\":\"G\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"o1\","
+			      "\"o2\",\"o3\",\"o4\",\"o5\",\"o6\",\"o7\",\"o8\"]},"
+			      "{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"G\"]}");
+	for (i = 8; i >= 1; i--) {
+		char prev[8], next[16];
+
+		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
+		snprintf(next, sizeof(next), i == 8 ? "" : ",\"gc%d\"", i + 1);
+		u += (size_t)snprintf(json + u, cap - u,
+				      ",{\"id\":\"go%d\",\"kind\":\"backward\",\"mem\":1,"
+				      "\"inputs\":[\"L\",\"c%d\"],\"grad_of\":\"o%d\"}"
+				      ",{\"id\":\"gc%d\",\"kind\":\"backward\",\"mem\":4,"
+				      "\"inputs\":[\"go%d\"%s,\"%s\"],\"grad_of\":\"c%d\"}",
+				      i, i, i, i, i, next, prev, i);
+	}
+	snprintf(json + u, cap - u, "],\"outputs\":[\"gc1\"]}");
+}
+
 /*
  * A chain c1..c8 whose every step also feeds a gather G (eight inputs: an
  * LSTM's stack of per-step outputs).  Edges into G do not count for
@@ -633,40 +669,12 @@ static void test_cuts_grid(void **state)
 static void test_cuts_gather(void **state)
 {
 	char json[8192];
-	size_t u = 0;
 	int i;
 	struct remat_graph *g;
 	struct remat_chain *k;
 
 	(void)state;
-	u += (size_t)snprintf(json + u, sizeof(json) - u,
-			      HDR "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1}");
-	for (i = 1; i <= 8; i++) {
-		char prev[8];
-
-		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
-		u += (size_t)snprintf(json + u, sizeof(json) - u,
-				      ",{\"id\":\"c%d\",\"kind\":\"forward\",\"mem\":4,"
-				      "\"inputs\":[\"%s\"]},{\"id\":\"o%d\",\"kind\":\"forward\","
-				      "\"mem\":1,\"inputs\":[\"c%d\"]}", i, prev, i, i);
-	}
-	u += (size_t)snprintf(json + u, sizeof(json) - u,
-			      ",{\"id\":\"G\",\"kind\":\"forward\",\"mem\":8,\"inputs\":[\"o1\","
-			      "\"o2\",\"o3\",\"o4\",\"o5\",\"o6\",\"o7\",\"o8\"]},"
-			      "{\"id\":\"L\",\"kind\":\"loss\",\"mem\":1,\"inputs\":[\"G\"]}");
-	for (i = 8; i >= 1; i--) {
-		char prev[8], next[16];
-
-		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
-		snprintf(next, sizeof(next), i == 8 ? "" : ",\"gc%d\"", i + 1);
-		u += (size_t)snprintf(json + u, sizeof(json) - u,
-				      ",{\"id\":\"go%d\",\"kind\":\"backward\",\"mem\":1,"
-				      "\"inputs\":[\"L\",\"c%d\"],\"grad_of\":\"o%d\"}"
-				      ",{\"id\":\"gc%d\",\"kind\":\"backward\",\"mem\":4,"
-				      "\"inputs\":[\"go%d\"%s,\"%s\"],\"grad_of\":\"c%d\"}",
-				      i, i, i, i, i, next, prev, i);
-	}
-	snprintf(json + u, sizeof(json) - u, "],\"outputs\":[\"gc1\"]}");
+	gather_json(json, sizeof(json), 1);
 	g = tu_graph(json);
 	k = cuts_of(g);
 	assert_int_equal(k->n_stages, 8);
@@ -689,6 +697,35 @@ static void test_cuts_gather(void **state)
 	assert_int_equal(k->widest_cut, 2);
 	/* Passing values count nowhere in the stages: stage 1 keeps c2 only. */
 	assert_int_equal(k->stages[1].xbar, 4);
+	remat_chain_free(k);
+	remat_graph_free(g);
+}
+
+/*
+ * The same graph with o_i of 8 bytes, more than the c_i (4) they read:
+ * the cuts are the same, then each o_i moves to G's segment, so the
+ * stages are {c1} .. {c8} {o1 .. o8 G L}.  Now c1..c7 (stages 0..6) are
+ * read in stage 8 and pass (28 bytes); c8 is stage 7's exit.
+ */
+static void test_cuts_defer(void **state)
+{
+	char json[8192];
+	struct remat_graph *g;
+	struct remat_chain *k;
+
+	(void)state;
+	gather_json(json, sizeof(json), 8);
+	g = tu_graph(json);
+	k = cuts_of(g);
+	assert_int_equal(k->n_stages, 9);
+	assert_string_equal(stage_ids(g, k, 0, 0), "c1");
+	assert_string_equal(stage_ids(g, k, 7, 0), "c8");
+	assert_string_equal(stage_ids(g, k, 8, 0), "o1 o2 o3 o4 o5 o6 o7 o8 G L");
+	assert_string_equal(stage_ids(g, k, 8, 1), "go8 go7 go6 go5 go4 go3 go2 go1");
+	assert_int_equal(k->n_passing, 7);
+	assert_int_equal(k->passing_mem, 28);
+	assert_int_equal(k->stages[7].y, 4);
+	assert_int_equal(k->stages[8].x, 4);
 	remat_chain_free(k);
 	remat_graph_free(g);
 }
@@ -799,6 +836,7 @@ int main(void)
 		cmocka_unit_test(test_partition_random),
 		cmocka_unit_test(test_cuts_grid),
 		cmocka_unit_test(test_cuts_gather),
+		cmocka_unit_test(test_cuts_defer),
 		cmocka_unit_test(test_cuts_dense),
 		cmocka_unit_test(test_cuts_random),
 	};
