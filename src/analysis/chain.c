@@ -173,8 +173,8 @@ static int64_t replay_forward(const struct remat_graph *g, const struct remat_ch
 					: kept_after_forward(g, c, u, a, b) && !(drop && drop[u]);
 				if (!keep)
 					cur -= vmem(g, c, u);
-			} else if (entry_inside && !in_fwd_range(c, u, a, b) &&
-				   in_entry(c, u, a) && last[c->alias_of[u]] == p) {
+			} else if (entry_inside && in_entry(c, u, a) &&
+				   last[c->alias_of[u]] == p) {
 				cur -= vmem(g, c, c->alias_of[u]);
 				last[c->alias_of[u]] = -2;    /* freed once */
 			}

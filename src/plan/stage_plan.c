@@ -325,7 +325,6 @@ int remat_i_chain_run_start(struct remat_i_chain_run *r,
 	memset(r, 0, sizeof(*r));
 	r->req = req;
 	r->planner = planner;
-	r->least_peak = -1;
 	remat_i_best_init(&r->best);
 	remat_schedule_init(&r->tmp);
 	if (g->n_backward == 0)
@@ -346,8 +345,6 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 	REMAT_TRY(remat_i_chain_expand(r->req->graph, r->chain, ops, &r->tmp, err));
 	REMAT_TRY(remat_i_best_offer(&r->best, r->planner, r->req->graph, r->req->budget,
 				   &r->tmp, &res, kept, err));
-	if (r->least_peak < 0 || res.peak_mem < r->least_peak)
-		r->least_peak = res.peak_mem;
 	r->offered++;
 	return REMAT_OK;
 }
@@ -355,7 +352,7 @@ int remat_i_chain_run_offer(struct remat_i_chain_run *r, const struct remat_i_co
 int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	if (rc == REMAT_OK && !r->best.have && r->least_peak < 0 && r->chain) {
+	if (rc == REMAT_OK && !r->best.have && r->best.least_peak < 0 && r->chain) {
 		char b[32];
 
 		remat_format_bytes(r->req->budget, b, sizeof(b));
@@ -363,7 +360,7 @@ int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 				"budget of %s (%lld bytes): no plan of its chain view (%d stages) "
 				"fits in it; planners of the whole graph (twremat, checkmate) may",
 				r->planner, b, (long long)r->req->budget, (int)r->chain->n_stages);
-	} else if (rc == REMAT_OK && !r->best.have && r->least_peak < 0) {
+	} else if (rc == REMAT_OK && !r->best.have && r->best.least_peak < 0) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' has no stage-level plan for "
 				"this graph (no chain view: an inference graph, or nothing to "
 				"plan)", r->planner);
@@ -371,11 +368,11 @@ int remat_i_chain_run_finish(struct remat_i_chain_run *r, int rc,
 		char b[32], p[32];
 
 		remat_format_bytes(r->req->budget, b, sizeof(b));
-		remat_format_bytes(r->least_peak, p, sizeof(p));
+		remat_format_bytes(r->best.least_peak, p, sizeof(p));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "planner '%s' found no schedule within the "
 				"budget of %s (%lld bytes): the lowest peak it reached is %s "
 				"(%lld bytes)", r->planner, b, (long long)r->req->budget, p,
-				(long long)r->least_peak);
+				(long long)r->best.least_peak);
 	}
 	if (rc == REMAT_OK)
 		rc = remat_i_best_take(&r->best, out, err);

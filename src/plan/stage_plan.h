@@ -120,7 +120,6 @@ struct remat_i_chain_run {
 	struct remat_chain *chain;   /* NULL: inference graph, or nothing to plan */
 	struct remat_i_best best;
 	struct remat_schedule tmp;
-	int64_t least_peak;          /* least peak of any schedule offered, -1: none */
 	int offered;                 /* schedules offered */
 };
 

@@ -443,8 +443,8 @@ static int mc_schedule(struct mincut *m, struct remat_schedule *out, struct rema
 
 /* Cut with the first k candidates allowed; offer the schedule to best. */
 static int mc_try(struct mincut *m, const struct remat_plan_request *req, int32_t k,
-		  struct remat_i_best *best, struct remat_schedule *tmp, int64_t *least_peak,
-		  int *fits, struct remat_error *err)
+		  struct remat_i_best *best, struct remat_schedule *tmp, int *fits,
+		  struct remat_error *err)
 {
 	struct remat_sim_result r;
 	int32_t i;
@@ -455,8 +455,6 @@ static int mc_try(struct mincut *m, const struct remat_plan_request *req, int32_
 	REMAT_TRY(mc_cut(m, err));
 	REMAT_TRY(mc_schedule(m, tmp, err));
 	REMAT_TRY(remat_i_best_offer(best, "mincut", m->g, req->budget, tmp, &r, &kept, err));
-	if (*least_peak < 0 || r.peak_mem < *least_peak)
-		*least_peak = r.peak_mem;
 	*fits = r.feasible;
 	if (kept) {
 		m->kept_k = k;
@@ -511,7 +509,6 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 	struct remat_i_best best;
 	struct remat_schedule tmp;
 	struct mincut m;
-	int64_t least_peak = -1;
 	int32_t lo, hi, k;
 	int rc, fits = 0;
 
@@ -528,13 +525,13 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 	remat_i_best_init(&best);
 	remat_schedule_init(&tmp);
 	/* Step 6: the default policy, then lift soft bans until one fits. */
-	rc = mc_try(&m, req, 0, &best, &tmp, &least_peak, &fits, err);
+	rc = mc_try(&m, req, 0, &best, &tmp, &fits, err);
 	lo = 0;
 	hi = -1;
 	for (k = 1; rc == REMAT_OK && !fits && lo < m.ncand; k = k * 2 < m.ncand ? k * 2 : m.ncand) {
 		if (remat_plan_expired(req))
 			break;
-		rc = mc_try(&m, req, k, &best, &tmp, &least_peak, &fits, err);
+		rc = mc_try(&m, req, k, &best, &tmp, &fits, err);
 		if (fits)
 			hi = k;
 		else
@@ -544,7 +541,7 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 	while (rc == REMAT_OK && hi > lo + 1 && !remat_plan_expired(req)) {
 		int32_t mid = lo + (hi - lo) / 2;
 
-		rc = mc_try(&m, req, mid, &best, &tmp, &least_peak, &fits, err);
+		rc = mc_try(&m, req, mid, &best, &tmp, &fits, err);
 		if (fits)
 			hi = mid;
 		else
@@ -554,11 +551,11 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 		char b[32], p[32];
 
 		remat_format_bytes(req->budget, b, sizeof(b));
-		remat_format_bytes(least_peak, p, sizeof(p));
+		remat_format_bytes(best.least_peak, p, sizeof(p));
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "mincut found no partition within the budget "
 				"of %s (%lld bytes): the lowest peak it reached is %s (%lld bytes), "
 				"with every one of its %d candidate operators recomputable", b,
-				(long long)req->budget, p, (long long)least_peak, (int)m.ncand);
+				(long long)req->budget, p, (long long)best.least_peak, (int)m.ncand);
 	}
 	if (rc == REMAT_OK) {
 		rc = remat_i_best_take(&best, out, err);

@@ -1392,8 +1392,6 @@ static int rk_plans(struct remat_i_chain_run *run, const struct remat_i_rk_chain
 						&run->tmp, &res, &kept, err);
 		if (rc)
 			break;
-		if (run->least_peak < 0 || res.peak_mem < run->least_peak)
-			run->least_peak = res.peak_mem;
 		run->offered++;
 		n_rk++;
 		*won += kept;
