@@ -7,8 +7,8 @@
 # Generates a training chain (`remat gen chain LAYERS --loss-mem 1MiB`) and
 # a layered training network with skip connections and workspaces
 # (bench/gen_graphs.py layered LAYERS), each with 2 LAYERS + 2 nodes, runs
-# `remat bench` RUNS times with greedy and with dtr under every heuristic at
-# 50%, 25% and 10% of the no-remat peak, and prints a table per graph with
+# `remat bench` RUNS times with greedy, twremat (--time-limit 60) and dtr
+# under every heuristic at 50%, 25% and 10% of the no-remat peak, and prints a table per graph with
 # bench/table.py: the best planning time (time_s: inside remat, loading
 # excluded), the overhead and the recomputes of each run, "-" where no
 # schedule fits.  With --extra, two more tables on the layered network at
@@ -61,6 +61,7 @@ for kind in chain layered; do
     's/.*"name": "\([^"]*\)".*"nodes": \([0-9]*\), "edges": \([0-9]*\).*/### \1: \2 nodes, \3 edges\n/p'
   files=()
   runs_of "$runs" "$g" greedy 50%,25%,10% --planners greedy
+  runs_of "$runs" "$g" twremat 50%,25%,10% --planners twremat --time-limit 60
   for h in dtr dtr-local lru largest msps; do
     runs_of "$runs" "$g" "dtr $h" 50%,25%,10% --planners dtr --heuristic "$h"
   done
