@@ -4,10 +4,11 @@
  * 0. When the start recomputes, the order search by replay
  *    (replay_search.c) runs first, from the cheapest replay of the
  *    start's order, the file's and local search's, for o->replay_share
- *    of the time left; its schedule becomes the start when cheaper.  On
- *    large graphs at tight budgets it finds much cheaper starts than the
- *    windows below reach in the same time (bench/RESULTS.md, "The lost
- *    cell").
+ *    of the time left (nine tenths by default: a climb that stalls
+ *    first leaves the rest to the windows); its schedule becomes the
+ *    start when cheaper.  On large graphs at tight budgets it finds much
+ *    cheaper starts than the windows below reach in the same time
+ *    (bench/RESULTS.md, "The lost cell").
  * 1. The model's order is the order of the start schedule's first
  *    computations (remat_order_from_schedule), so every schedule maps
  *    into its own model: the graph is reordered by it when that differs
@@ -82,7 +83,7 @@ void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller)
 	o->window = 8;
 	o->window_nodes = 500;
 	o->window_seconds = 2.0;
-	o->replay_share = 0.5;
+	o->replay_share = 0.9;
 	o->replay_threads = 2;
 }
 

@@ -43,7 +43,7 @@ static const struct remat_planner_option lns_options[] = {
 	{ "lns-windows", "N", "stop after N window MILPs (default 0: the time limit, or no "
 	  "more improvement)" },
 	{ "lns-replay", "F", "first search node orders by their evict-and-recompute replay for "
-	  "F of the time left (default 0.5; 0: off)" },
+	  "F of the time left (default 0.9; 0: off)" },
 	{ "lns-replay-stall", "N", "end that search after N replays without improvement "
 	  "(default 2000 + 8 per node)" },
 	{ "lns-threads", "N", "run that search as N independent climbers on N threads; the "
