@@ -386,8 +386,8 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		rc = score(&C[0].R, &c, err);
 		st->evals++;
 		if (k == 0 || c < best) {
-			if (k > 0 && !isinf(best) && best > c)
-				second = first, second_cost = best;
+			if (!isinf(best))
+				second = first, second_cost = best; /* c < best */
 			best = c;
 			first = k;
 			if (!isinf(c)) {
@@ -407,12 +407,11 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	if (rc == REMAT_OK) {
 		if (first != norders - 1)
 			load_order(&C[0].R, need, orders[first]);
-		/* Step 5: every climber from that start, each with its own sequence. */
+		/* Step 5: the climbers' starts (climber 1 the second cheapest), their sequences. */
 		C[0].rng = rng;
 		for (t = 0; t < threads; t++) {
 			C[t].best = best;
 			if (t == 1 && second >= 0) {
-				/* climber 1 from the second cheapest start (step 5) */
 				load_order(&C[1].R, need, orders[second]);
 				rc = score(&C[1].R, &C[1].best, err);
 				st->evals++;
