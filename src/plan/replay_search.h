@@ -18,8 +18,9 @@ struct remat_i_replay_search_stats {
 /*
  * From the cheapest of orders[0..norders-1] (topological orders of
  * req->graph, g->n entries each; norders >= 1), search orders of the
- * needed non-input nodes: a node moves to a random place between its
- * inputs and its users, the order is replayed within req->budget
+ * needed non-input nodes: a node moves to another place (with the
+ * ancestors or descendants that must come along, seq_moves.h), the
+ * order is replayed within req->budget
  * (remat_i_evict_replay), the keep pass drops what it can
  * (remat_i_keep_pass) and the simulator prices the result; a move that
  * costs no more is kept.  threads independent climbers (at least 1) run

@@ -50,12 +50,18 @@
  * every absorbed failure, FAULT_KEEP_GOING=1 reports a finding and goes
  * on.
  *
- * Not thread-safe: nothing here runs threads.
+ * The wrappers hold one mutex from the decision to fail to the tracking
+ * (and free from untracking to the real free, so that an address freed
+ * and handed out again is tracked in that order): the order search of
+ * lns runs its climbers on threads, each allocating.  Which thread meets
+ * the N-th allocation then depends on timing; every failure must still
+ * be handled.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,6 +99,7 @@ static struct fi_shared {
 } fi_none, *fi = &fi_none;
 
 static long fi_live;          /* tracked blocks not yet freed */
+static pthread_mutex_t fi_mu = PTHREAD_MUTEX_INITIALIZER; /* the wrappers' state */
 
 /*
  * Tracked blocks, their addresses stored complemented (key = ~address, 0
@@ -184,11 +191,11 @@ void *__wrap_malloc(size_t size)
 {
 	void *site = __builtin_return_address(0), *p;
 
-	if (fi_fail(site))
-		return NULL;
-	p = __real_malloc(size);
+	pthread_mutex_lock(&fi_mu);
+	p = fi_fail(site) ? NULL : __real_malloc(size);
 	if (p && fi->armed)
 		fi_track(p, site);
+	pthread_mutex_unlock(&fi_mu);
 	return p;
 }
 
@@ -196,11 +203,11 @@ void *__wrap_calloc(size_t n, size_t size)
 {
 	void *site = __builtin_return_address(0), *p;
 
-	if (fi_fail(site))
-		return NULL;
-	p = __real_calloc(n, size);
+	pthread_mutex_lock(&fi_mu);
+	p = fi_fail(site) ? NULL : __real_calloc(n, size);
 	if (p && fi->armed)
 		fi_track(p, site);
+	pthread_mutex_unlock(&fi_mu);
 	return p;
 }
 
@@ -208,13 +215,17 @@ void *__wrap_realloc(void *old, size_t size)
 {
 	void *site = __builtin_return_address(0), *p;
 
-	if (fi_fail(site))
+	pthread_mutex_lock(&fi_mu);
+	if (fi_fail(site)) {
+		pthread_mutex_unlock(&fi_mu);
 		return NULL;
+	}
 	p = __real_realloc(old, size);
 	if (p || size == 0)
 		fi_untrack(old);
 	if (p && fi->armed)
 		fi_track(p, site);
+	pthread_mutex_unlock(&fi_mu);
 	return p;
 }
 
@@ -223,18 +234,20 @@ char *__wrap_strdup(const char *s)
 	void *site = __builtin_return_address(0);
 	char *p;
 
-	if (fi_fail(site))
-		return NULL;
-	p = __real_strdup(s);
+	pthread_mutex_lock(&fi_mu);
+	p = fi_fail(site) ? NULL : __real_strdup(s);
 	if (p && fi->armed)
 		fi_track(p, site);
+	pthread_mutex_unlock(&fi_mu);
 	return p;
 }
 
 void __wrap_free(void *p)
 {
+	pthread_mutex_lock(&fi_mu);
 	fi_untrack(p);
 	__real_free(p);
+	pthread_mutex_unlock(&fi_mu);
 }
 
 static void fi_begin(void)

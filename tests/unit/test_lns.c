@@ -12,6 +12,7 @@
 #include "randdag.h"
 #include "plan/lns.h"
 #include "plan/replay_search.h"
+#include "plan/seq_moves.h"
 
 static struct remat_sim_result sim(const struct remat_graph *g, const struct remat_schedule *s,
 				   int64_t budget)
@@ -400,6 +401,134 @@ static void test_replay_search_brute_force(void **state)
 	assert_true(optimal >= found / 2);
 }
 
+/* anc[x] = 1 when x is an ancestor of v (by a walk over the inputs). */
+static void ancestors(const struct remat_graph *g, int32_t v, uint8_t *anc)
+{
+	int32_t *stack = malloc(sizeof(int32_t) * ((size_t)g->n + 1)), sp = 0, k;
+
+	assert_non_null(stack);
+	memset(anc, 0, (size_t)g->n);
+	stack[sp++] = v;
+	while (sp > 0) {
+		int32_t x = stack[--sp];
+
+		for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
+			if (!anc[g->in_idx[k]]) {
+				anc[g->in_idx[k]] = 1;
+				stack[sp++] = g->in_idx[k];
+			}
+	}
+	free(stack);
+}
+
+/*
+ * The order search's moves (src/plan/seq_moves.c) on random DAGs, each
+ * from a random topological order: a block move of seq[i] to j gives
+ * exactly the sequence worked out here from the definition (the
+ * ancestors of seq[i] placed in j..i-1, found by a walk over the whole
+ * graph, go first with it; for j > i the descendants, found the same
+ * way, go last), stays topological with pos in step, and undo restores
+ * the sequence; so does a plain move's.
+ */
+static void test_seq_moves(void **state)
+{
+	uint64_t st = 11;
+	int trial, moved_along = 0;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		int n = 3 + (int)(tu_rand(&st) % 30);
+		char *json = random_dag_out(&st, n, trial % 2);
+		struct remat_graph *g = tu_graph(json);
+		struct remat_i_seq S;
+		uint8_t *keep = malloc((size_t)g->n), *anc = malloc((size_t)g->n),
+			*desc = malloc((size_t)g->n);
+		int32_t *before = malloc(sizeof(int32_t) * (size_t)g->n);
+		int32_t *want = malloc(sizeof(int32_t) * (size_t)g->n);
+		int32_t v, i, j, p, q, w, rep;
+
+		assert_true(keep && anc && desc && before && want);
+		assert_int_equal(remat_i_seq_init(&S, g), 0);
+		for (v = 0; v < g->n; v++)
+			keep[v] = g->kind[v] != REMAT_KIND_INPUT || tu_rand(&st) % 2;
+		remat_i_seq_load(&S, keep, g->topo);
+		for (rep = 0; rep < 200 && S.m > 1; rep++) {
+			int block = rep % 3 != 0;
+
+			i = (int32_t)(tu_rand(&st) % (uint64_t)S.m);
+			j = (int32_t)(tu_rand(&st) % (uint64_t)S.m);
+			if (i == j)
+				continue;
+			memcpy(before, S.seq, sizeof(int32_t) * (size_t)S.m);
+			v = S.seq[i];
+			/* The expected sequence. */
+			ancestors(g, v, anc);
+			memset(desc, 0, (size_t)g->n);
+			for (w = 0; w < g->n; w++) {
+				ancestors(g, w, keep); /* keep is rebuilt below */
+				desc[w] = keep[v];
+			}
+			for (w = 0; w < g->n; w++)
+				keep[w] = S.pos[w] >= 0;
+			if (!block) {
+				memcpy(want, before, sizeof(int32_t) * (size_t)S.m);
+				if (j < i)
+					memmove(want + j + 1, want + j, sizeof(int32_t) * (size_t)(i - j));
+				else
+					memmove(want + i, want + i + 1, sizeof(int32_t) * (size_t)(j - i));
+				want[j] = v;
+			} else {
+				int32_t a = i < j ? i : j, b = i < j ? j : i;
+				const uint8_t *along = j < i ? anc : desc;
+
+				memcpy(want, before, sizeof(int32_t) * (size_t)S.m);
+				q = a;
+				for (p = a; p <= b; p++)
+					if (j < i && (before[p] == v || along[before[p]]))
+						want[q++] = before[p];
+				for (p = a; p <= b; p++)
+					if (!(before[p] == v || along[before[p]]))
+						want[q++] = before[p];
+				for (p = a; p <= b; p++)
+					if (j > i && (before[p] == v || along[before[p]]))
+						want[q++] = before[p];
+				assert_int_equal(q, b + 1);
+				for (p = a; p <= b; p++)
+					moved_along += before[p] != v && along[before[p]];
+			}
+			if (block)
+				remat_i_seq_block_move(&S, i, j);
+			else
+				remat_i_seq_move(&S, i, j);
+			assert_memory_equal(S.seq, want, sizeof(int32_t) * (size_t)S.m);
+			for (p = 0; p < S.m; p++)
+				assert_int_equal(S.pos[S.seq[p]], p);
+			if (block) {
+				/* Topological still (a plain move need not be). */
+				for (p = 0; p < S.m; p++)
+					for (q = g->in_off[S.seq[p]]; q < g->in_off[S.seq[p] + 1]; q++)
+						assert_true(S.pos[g->in_idx[q]] < p);
+			}
+			if (!block || rep % 2) {
+				remat_i_seq_undo(&S, i < j ? i : j, i < j ? j : i);
+				assert_memory_equal(S.seq, before, sizeof(int32_t) * (size_t)S.m);
+				for (p = 0; p < S.m; p++)
+					assert_int_equal(S.pos[S.seq[p]], p);
+			}
+		}
+		remat_i_seq_release(&S);
+		free(keep);
+		free(anc);
+		free(desc);
+		free(before);
+		free(want);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("sequence moves: %d nodes moved along with the one moved\n", moved_along);
+	assert_true(moved_along > 100);
+}
+
 /*
  * LNS with the order search first: never costlier than its start, never
  * below the exhaustive optimum over all schedules, valid and within the
@@ -462,6 +591,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_never_worse),
+		cmocka_unit_test(test_seq_moves),
 		cmocka_unit_test(test_replay_search_brute_force),
 		cmocka_unit_test(test_lns_with_replay_never_worse),
 		cmocka_unit_test(test_planners_against_exhaustive),
