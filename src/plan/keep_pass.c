@@ -14,9 +14,11 @@
  *    when an instance ends (after the compute at end[i]) its value is not
  *    freed but becomes a candidate, keyed by priority 0 when nothing reads
  *    the node again, else its cost per byte (cheap, large values go
- *    first); values that may not be recomputed (inputs, "recompute":
- *    false) and still have readers never become candidates; outputs never
- *    end.
+ *    first), or with REMAT_I_KEEP_PER_BYTE_DISTANCE its cost per byte
+ *    and per position until the node's next compute, the one keeping it
+ *    would drop (cheap, large values needed late go first); values that
+ *    may not be recomputed (inputs, "recompute": false) and still have
+ *    readers never become candidates; outputs never end.
  * 3. At the compute at position i of v: if v is resident (an earlier
  *    instance kept as a candidate), the compute is dropped and the value
  *    leaves the candidates (it lives on to the end of instance i).
@@ -60,6 +62,9 @@ struct kp {
 	int32_t *in_end;       /* [n] last read of an input node's instance */
 	int32_t *cur_inst;     /* [n] latest instance while scanning */
 	int32_t *last_read;    /* [n] last position reading the node, -1 */
+	int32_t *nxt;          /* [m] next compute of the same node, m none */
+	int32_t *inst;         /* [n] the instance resident while walking */
+	enum remat_i_keep_rule rule;
 	int32_t *rel_off;      /* [m + 2] CSR: nodes whose instance ends at p */
 	int32_t *rel_idx;      /* (slot 0 is "before the first compute") */
 	uint8_t *live, *cand, *drop;
@@ -125,6 +130,9 @@ static int64_t kp_round(struct kp *k, int64_t limit)
 
 		k->end[i] = -1;
 		k->drop[i] = 0;
+		k->nxt[i] = m;
+		if (k->cur_inst[v] >= 0)
+			k->nxt[k->cur_inst[v]] = i;
 		for (j = g->in_off[v]; j < g->in_off[v + 1]; j++) {
 			int32_t u = g->in_idx[j];
 
@@ -175,6 +183,7 @@ static int64_t kp_round(struct kp *k, int64_t limit)
 			if (k->drop[i]) {
 				dropped++; /* never read; what ends here still ends */
 			} else if (k->live[v]) {
+				k->inst[v] = i;
 				k->cand[v] = 0;
 				k->ver[v]++;
 				k->drop[i] = 1;
@@ -192,6 +201,7 @@ static int64_t kp_round(struct kp *k, int64_t limit)
 					cur -= g->mem[u];
 				}
 				k->live[v] = 1;
+				k->inst[v] = i;
 				cur += g->mem[v];
 			}
 		}
@@ -206,6 +216,8 @@ static int64_t kp_round(struct kp *k, int64_t limit)
 				continue; /* still read, cannot come back: stays */
 			if (!later)
 				prio = 0;
+			else if (g->mem[u] > 0 && k->rule == REMAT_I_KEEP_PER_BYTE_DISTANCE)
+				prio = g->cost[u] / ((double)g->mem[u] * (double)(k->nxt[k->inst[u]] - i));
 			else if (g->mem[u] > 0)
 				prio = g->cost[u] / (double)g->mem[u];
 			else
@@ -223,8 +235,8 @@ static int64_t kp_round(struct kp *k, int64_t limit)
 }
 
 int remat_i_keep_pass(const struct remat_graph *g, const struct remat_schedule *order,
-		      int64_t limit, int rounds, struct remat_schedule *out,
-		      int64_t *dropped, struct remat_error *err)
+		      int64_t limit, int rounds, enum remat_i_keep_rule rule,
+		      struct remat_schedule *out, int64_t *dropped, struct remat_error *err)
 {
 	struct kp k;
 	size_t n1 = (size_t)g->n + 1, m1;
@@ -245,11 +257,14 @@ int remat_i_keep_pass(const struct remat_graph *g, const struct remat_schedule *
 	k.in_end = malloc(sizeof(int32_t) * n1);
 	k.cur_inst = malloc(sizeof(int32_t) * n1);
 	k.last_read = malloc(sizeof(int32_t) * n1);
+	k.nxt = malloc(sizeof(int32_t) * m1);
+	k.inst = calloc(n1, sizeof(int32_t));
+	k.rule = rule;
 	k.live = malloc(n1);
 	k.cand = malloc(n1);
 	k.ver = calloc(n1, sizeof(uint32_t));
 	if (!k.seq || !k.end || !k.rel_off || !k.rel_idx || !k.drop || !k.in_end ||
-	    !k.cur_inst || !k.last_read || !k.live || !k.cand || !k.ver) {
+	    !k.cur_inst || !k.last_read || !k.nxt || !k.inst || !k.live || !k.cand || !k.ver) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
 		goto done;
 	}
@@ -282,6 +297,8 @@ done:
 	free(k.in_end);
 	free(k.cur_inst);
 	free(k.last_read);
+	free(k.nxt);
+	free(k.inst);
 	free(k.live);
 	free(k.cand);
 	free(k.ver);

@@ -15,8 +15,11 @@
  *    orders given, the one whose sequence scores least is the start.
  * 2. Score a sequence: replay it within the budget, drop the replay's
  *    frees (the liveness pass frees no later, so the peak can only fall),
- *    run the keep pass (six rounds, as twremat does) and simulate: the
- *    cost when valid and within the budget, else +inf.
+ *    run the keep pass (six rounds, as twremat does, but freeing the
+ *    value cheapest per byte and per position until its next compute,
+ *    as the replay does, not merely per byte: +3.37% against +3.47% over
+ *    twelve seeds of one climber on the graph above) and simulate: the cost when valid
+ *    and within the budget, else +inf.
  * 3. Hill-climb with plateau moves on a random node (half the time one
  *    the best schedule recomputes, or a user of one), the move staying
  *    when the score is no higher and undone otherwise; the cheapest
@@ -185,7 +188,8 @@ static int score(struct rs *R, double *cost, struct remat_error *err)
 		if (R->replay.steps[i].op == REMAT_OP_COMPUTE)
 			R->replay.steps[n++] = R->replay.steps[i];
 	R->replay.n = n;
-	REMAT_TRY(remat_i_keep_pass(g, &R->replay, R->req->budget, 6, &R->kept, NULL, err));
+	REMAT_TRY(remat_i_keep_pass(g, &R->replay, R->req->budget, 6, REMAT_I_KEEP_PER_BYTE_DISTANCE,
+				    &R->kept, NULL, err));
 	REMAT_TRY(remat_simulate(g, &R->kept, R->req->budget, NULL, &r, err));
 	if (r.valid && r.feasible)
 		*cost = r.cost;

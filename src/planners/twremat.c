@@ -807,7 +807,8 @@ static int tw_offer_kept(struct remat_i_best *best, const struct remat_plan_requ
 {
 	if (remat_plan_expired(req))
 		return REMAT_OK;
-	REMAT_TRY(remat_i_keep_pass(req->graph, sched, req->budget, 6, kept, NULL, err));
+	REMAT_TRY(remat_i_keep_pass(req->graph, sched, req->budget, 6, REMAT_I_KEEP_PER_BYTE, kept,
+				    NULL, err));
 	return remat_i_best_offer(best, "twremat", req->graph, req->budget, kept,
 				NULL, NULL, err);
 }

@@ -96,7 +96,7 @@ static int subsequence(const struct remat_schedule *a, const struct remat_schedu
 static int n_fits, n_dropped;
 
 static void check(const struct remat_graph *g, const struct remat_schedule *order,
-		  int64_t limit, int gi)
+		  int64_t limit, enum remat_i_keep_rule rule, int gi)
 {
 	struct remat_schedule out, again;
 	struct remat_sim_result ro, rk;
@@ -108,7 +108,7 @@ static void check(const struct remat_graph *g, const struct remat_schedule *orde
 	simulate(g, order, &ro);
 	if (!ro.valid)
 		fail_msg("graph %d: the random order is invalid: %s", gi, ro.error);
-	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, &out, &dropped, &err), REMAT_OK);
+	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, rule, &out, &dropped, &err), REMAT_OK);
 	simulate(g, &out, &rk);
 	if (!rk.valid)
 		fail_msg("graph %d, limit %lld: invalid result: %s", gi, (long long)limit, rk.error);
@@ -127,7 +127,7 @@ static void check(const struct remat_graph *g, const struct remat_schedule *orde
 	}
 	if (dropped > 0)
 		n_dropped++;
-	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, &again, NULL, &err), REMAT_OK);
+	assert_int_equal(remat_i_keep_pass(g, order, limit, 6, rule, &again, NULL, &err), REMAT_OK);
 	assert_int_equal(again.n, out.n);
 	assert_memory_equal(again.steps, out.steps, sizeof(*out.steps) * (size_t)out.n);
 	remat_schedule_release(&out);
@@ -155,15 +155,16 @@ static void prop_random(void **state)
 
 			limit = t == 0 ? r.peak_mem :
 				lo + (int64_t)(tu_rand(&st) % (uint64_t)(hi - lo + 1));
-			check(g, &order, limit, gi);
+			check(g, &order, limit, REMAT_I_KEEP_PER_BYTE, gi);
+			check(g, &order, limit, REMAT_I_KEEP_PER_BYTE_DISTANCE, gi);
 		}
 		remat_schedule_release(&order);
 		remat_graph_free(g);
 		free(json);
 	}
 	/* The properties were exercised, not vacuous. */
-	assert_true(n_fits >= 300);
-	assert_true(n_dropped >= 100);
+	assert_true(n_fits >= 600);
+	assert_true(n_dropped >= 200);
 }
 
 /*
@@ -196,7 +197,8 @@ static void test_hand(void **state)
 	assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE, c, &err), REMAT_OK);
 	simulate(g, &order, &r);
 	assert_true(r.cost == 10 && r.peak_mem == 4);
-	assert_int_equal(remat_i_keep_pass(g, &order, 4, 6, &out, &dropped, &err), REMAT_OK);
+	assert_int_equal(remat_i_keep_pass(g, &order, 4, 6, REMAT_I_KEEP_PER_BYTE, &out, &dropped,
+					   &err), REMAT_OK);
 	assert_string_equal(tu_sched_text(g, &out), "a b c");
 	assert_int_equal(dropped, 1);
 	simulate(g, &out, &r);
@@ -206,10 +208,64 @@ static void test_hand(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * The two rules apart.  a (cost 2) and b (cost 3), 1 byte each; r1 reads
+ * both, r2 reads a, r3 reads b (outputs of 0 bytes); p (1 byte, an
+ * output) reads nothing.  Order a b r1 p a r2 b r3 (positions 0 to 7),
+ * limit 2.  After r1 both a and b are kept as candidates; p needs a
+ * byte, so one goes.  Per byte: a (2 < 3), then the second a needs b's
+ * byte too, so nothing is dropped: cost 2 + 3 + 2 + 3 = 10.  Per byte and
+ * distance at position 3: a is next computed at 4 (2 / (1 x 2) = 1, from
+ * the end of its instance at 2), b at 6 (3 / (1 x 4) = 0.75): b goes, a
+ * stays and its second compute is dropped: a b r1 p r2 b r3, cost 8.
+ */
+static void test_rules(void **state)
+{
+	struct remat_graph *g = tu_graph(
+		"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		"{\"id\":\"a\",\"mem\":1,\"cost\":2},"
+		"{\"id\":\"b\",\"mem\":1,\"cost\":3},"
+		"{\"id\":\"r1\",\"mem\":0,\"cost\":0,\"inputs\":[\"a\",\"b\"]},"
+		"{\"id\":\"p\",\"mem\":1,\"cost\":0},"
+		"{\"id\":\"r2\",\"mem\":0,\"cost\":0,\"inputs\":[\"a\"]},"
+		"{\"id\":\"r3\",\"mem\":0,\"cost\":0,\"inputs\":[\"b\"]}],"
+		"\"outputs\":[\"r1\",\"p\",\"r2\",\"r3\"]}");
+	static const char *const order_text[] = { "a", "b", "r1", "p", "a", "r2", "b", "r3" };
+	struct remat_schedule order, out;
+	struct remat_sim_result r;
+	struct remat_error err;
+	int64_t dropped;
+	int i;
+
+	(void)state;
+	remat_schedule_init(&order);
+	remat_schedule_init(&out);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(remat_schedule_push(&order, REMAT_OP_COMPUTE,
+						     remat_graph_find(g, order_text[i]), &err),
+				 REMAT_OK);
+	simulate(g, &order, &r);
+	assert_true(r.cost == 10 && r.peak_mem == 2);
+	assert_int_equal(remat_i_keep_pass(g, &order, 2, 6, REMAT_I_KEEP_PER_BYTE, &out, &dropped,
+					   &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &out), "a b r1 p a r2 b r3");
+	assert_int_equal(dropped, 0);
+	assert_int_equal(remat_i_keep_pass(g, &order, 2, 6, REMAT_I_KEEP_PER_BYTE_DISTANCE, &out,
+					   &dropped, &err), REMAT_OK);
+	assert_string_equal(tu_sched_text(g, &out), "a b r1 p r2 b r3");
+	assert_int_equal(dropped, 1);
+	simulate(g, &out, &r);
+	assert_true(r.cost == 8 && r.peak_mem == 2);
+	remat_schedule_release(&order);
+	remat_schedule_release(&out);
+	remat_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand),
+		cmocka_unit_test(test_rules),
 		cmocka_unit_test(prop_random),
 	};
 
