@@ -101,25 +101,31 @@ def remat_info(graph_path, remat=None):
     return json.loads(so)
 
 
-def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None):
+def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None,
+                  out=None):
     """The lowest budget (bytes) at which `planner` finds a schedule: a
     bisection between the graph's lower bound and its no-remat peak (the
     first at the peak of the no-remat schedule).  Returned is a budget the
     planner was run at and succeeded, not the lower peak of the schedule
     it found there: planning again at that peak may find nothing (the
     fast planners are not monotone in the budget; twremat on a tiny GPT
-    found a 743,944-byte schedule at 754,487 and none at 743,944)."""
+    found a 743,944-byte schedule at 754,487 and none at 743,944).  Nor
+    need planning again at the budget returned, under a time limit: an
+    anytime search may find its schedule only late.  With out, the
+    schedule of the run at the budget returned is left in that file."""
     info = info or remat_info(graph_path, remat)
     lo, hi = int(info["min_peak_lower_bound"]) - 1, int(info["no_remat_peak"])
     best = None
-    s, rc = remat_plan(graph_path, hi, planner, remat=remat, time_limit=time_limit)
+    s, rc = remat_plan(graph_path, hi, planner, out=out, remat=remat, time_limit=time_limit)
     if rc != 0:
         return None
     best = int(s["peak_mem"])
     hi = best
     while hi - lo > max(1, hi // 1000):
         mid = (lo + hi) // 2
-        s, rc = remat_plan(graph_path, mid, planner, remat=remat, time_limit=time_limit)
+        # A run that finds nothing (exit 3) writes no file: out keeps best's.
+        s, rc = remat_plan(graph_path, mid, planner, out=out, remat=remat,
+                           time_limit=time_limit)
         if rc == 0:
             hi = min(mid, int(s["peak_mem"]))
             best = mid

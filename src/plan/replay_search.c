@@ -18,8 +18,8 @@
  *    run the keep pass (six rounds, as twremat does, but freeing the
  *    value cheapest per byte and per position until its next compute,
  *    as the replay does, not merely per byte: +3.37% against +3.47% over
- *    twelve seeds of one climber on the graph above) and simulate: the cost when valid
- *    and within the budget, else +inf.
+ *    twelve seeds of one climber on the graph above) and simulate: the
+ *    cost when valid and within the budget, else +inf.
  * 3. Hill-climb with plateau moves on a random node (half the time one
  *    the best schedule recomputes, or a user of one), the move staying
  *    when the score is no higher and undone otherwise; the cheapest
@@ -197,8 +197,8 @@ static int score(struct rs *R, double *cost, struct remat_error *err)
 }
 
 /*
- * Step 3: a random move, made: seq[*a..*b] changed (undo() restores
- * it), or 0 when the node drawn cannot move.
+ * Step 3: make a random move and return 1, seq[*a..*b] changed
+ * (remat_i_seq_undo() restores it); 0 when the node drawn cannot move.
  */
 static int pick(struct rs *R, uint64_t *rng, int32_t *a, int32_t *b)
 {
@@ -288,12 +288,12 @@ static void *climb(void *arg)
 
 	while (since < cx->stall && (cx->max_evals <= 0 || cx->base + C->evals < cx->max_evals) &&
 	       !(cx->deadline > 0 && remat_now() >= cx->deadline) && !remat_plan_expired(req)) {
-		int32_t from, to;
+		int32_t a, b;
 
 		if (C->best >= cx->target &&
 		    (cx->base + C->evals >= cx->stall / 4 || (cx->check > 0 && remat_now() >= cx->check)))
 			break; /* not even near what it should beat */
-		if (!pick(R, &C->rng, &from, &to)) {
+		if (!pick(R, &C->rng, &a, &b)) {
 			since++; /* a graph with no move left still ends */
 			continue;
 		}
@@ -315,7 +315,7 @@ static void *climb(void *arg)
 				cx->shown = c;
 			pthread_mutex_unlock(&cx->mu);
 		} else if (c > C->best) {
-			remat_i_seq_undo(&R->S, from, to);
+			remat_i_seq_undo(&R->S, a, b);
 		}
 		if (C->id == 0 && C->evals % REPORT_EVERY == 0)
 			progress(C);

@@ -24,8 +24,8 @@ void remat_i_seq_load(struct remat_i_seq *s, const uint8_t *keep, const int32_t 
 void remat_i_seq_copy(struct remat_i_seq *s, const struct remat_i_seq *from);
 
 /*
- * Place seq[i] at j (0 <= i, j < m), shifting what lies between; the
- * nodes of seq[i] alone, so the caller keeps the order topological.
+ * Place seq[i] at j (0 <= i, j < m), shifting what lies between.  Only
+ * seq[i] moves: the caller picks j so that the order stays topological.
  * The stretch is saved for remat_i_seq_undo(s, min(i, j), max(i, j)).
  */
 void remat_i_seq_move(struct remat_i_seq *s, int32_t i, int32_t j);
