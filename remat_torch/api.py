@@ -101,26 +101,25 @@ def remat_info(graph_path, remat=None):
     return json.loads(so)
 
 
-def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None,
-                  out=None):
-    """The lowest budget (bytes) at which `planner` finds a schedule: a
-    bisection between the graph's lower bound and its no-remat peak (the
-    first at the peak of the no-remat schedule).  Returned is a budget the
-    planner was run at and succeeded, not the lower peak of the schedule
-    it found there: planning again at that peak may find nothing (the
-    fast planners are not monotone in the budget; twremat on a tiny GPT
-    found a 743,944-byte schedule at 754,487 and none at 743,944).  Nor
-    need planning again at the budget returned, under a time limit: an
-    anytime search may find its schedule only late.  With out, the
-    schedule of the run at the budget returned is left in that file."""
+def lowest_plan(graph_path, planner="auto", remat=None, time_limit=None, info=None, out=None):
+    """The lowest budget (bytes) at which `planner` finds a schedule, and
+    the JSON summary of that run: a bisection between the graph's lower
+    bound and its no-remat peak (the first at the peak of the no-remat
+    schedule); (None, None) when it finds none even there.  The budget is
+    one the planner was run at and succeeded, not the lower peak of the
+    schedule it found there: planning again at that peak may find nothing
+    (the fast planners are not monotone in the budget; twremat on a tiny
+    GPT found a 743,944-byte schedule at 754,487 and none at 743,944).
+    Nor need planning again at that budget under a time limit: an anytime
+    search may find its schedule only late.  With out, the schedule of
+    the run at that budget is left in that file."""
     info = info or remat_info(graph_path, remat)
     lo, hi = int(info["min_peak_lower_bound"]) - 1, int(info["no_remat_peak"])
-    best = None
     s, rc = remat_plan(graph_path, hi, planner, out=out, remat=remat, time_limit=time_limit)
     if rc != 0:
-        return None
-    best = int(s["peak_mem"])
-    hi = best
+        return None, None
+    best, summary = hi, s
+    hi = int(s["peak_mem"])
     while hi - lo > max(1, hi // 1000):
         mid = (lo + hi) // 2
         # A run that finds nothing (exit 3) writes no file: out keeps best's.
@@ -128,12 +127,18 @@ def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=
                            time_limit=time_limit)
         if rc == 0:
             hi = min(mid, int(s["peak_mem"]))
-            best = mid
+            best, summary = mid, s
         elif rc == 3:
             lo = mid
         else:
             raise PlanError("remat plan at %d: exit %d: %s" % (mid, rc, s.get("error")), rc, s)
-    return best
+    return best, summary
+
+
+def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None,
+                  out=None):
+    """lowest_plan()'s budget alone."""
+    return lowest_plan(graph_path, planner, remat, time_limit, info, out)[0]
 
 
 class Step:
@@ -224,11 +229,13 @@ def plan(model, example_inputs, loss_fn, budget="100%", planner="auto", example_
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, type(model).__name__ + "-joint"), gpath)
         if str(budget) == "lowest":
-            budget = lowest_budget(gpath, planner, remat, time_limit)
+            budget, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath)
             if budget is None:
                 raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
                                 3)
-        summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
+            rc = 0  # the bisection's schedule, in spath
+        else:
+            summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
         if rc != 0:
             raise PlanError("remat plan: %s" % summary.get("error"), rc, summary)
         with open(spath) as f:

@@ -147,13 +147,19 @@ def main(argv=None, prog=PROG):
         JT.write_graph(JT.to_graph(J, desc.get("name", "check")), gpath)
         try:
             budget = a.budget
+            summary = None
             if budget == "lowest":
                 say("searching the lowest budget auto reaches")
-                budget = api.lowest_budget(gpath, "auto", a.remat, a.time_limit)
+                budget, summary = api.lowest_plan(gpath, "auto", a.remat, a.time_limit,
+                                                  out=spath if a.planner == "auto" else None)
                 if budget is None:
                     return finish(3, "auto finds no schedule at any budget")
-            say("planning with %s at %s" % (a.planner, budget))
-            summary, rc = api.remat_plan(gpath, budget, a.planner, spath, a.remat, a.time_limit)
+            if summary is not None and a.planner == "auto":
+                rc = 0  # the bisection's schedule, in spath
+            else:
+                say("planning with %s at %s" % (a.planner, budget))
+                summary, rc = api.remat_plan(gpath, budget, a.planner, spath, a.remat,
+                                             a.time_limit)
         except api.PlanError as e:
             return finish(e.exit_code if e.exit_code in (1, 2) else 1, str(e))
         out["budget"] = summary.get("budget")
