@@ -141,18 +141,149 @@ def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=
     return lowest_plan(graph_path, planner, remat, time_limit, info, out)[0]
 
 
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 10 ** 3, "MB": 10 ** 6, "GB": 10 ** 9, "TB": 10 ** 12,
+               "KIB": 2 ** 10, "MIB": 2 ** 20, "GIB": 2 ** 30, "TIB": 2 ** 40}
+
+
+def parse_bytes(text, what="memory"):
+    """Bytes from an int or a size such as "4GiB", "1.5GB", "512MiB"."""
+    if isinstance(text, bool):
+        raise ValueError("%s: %r is not a size" % (what, text))
+    if isinstance(text, int):
+        if text < 0:
+            raise ValueError("%s: %d is negative" % (what, text))
+        return text
+    import re
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _SIZE_UNITS:
+        raise ValueError("%s: %r is not a size (bytes, or a number with B, KB, MB, GB, TB, "
+                         "KiB, MiB, GiB or TiB)" % (what, text))
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2).upper()])
+
+
+def optimizer_state_bytes(optimizer):
+    """The bytes an optimizer's state takes: what its state holds when it
+    has stepped, else the usual figure for its class (Adam, AdamW: two
+    tensors the size of each trained parameter, three with amsgrad; SGD with
+    momentum, Adagrad, RMSprop: one, RMSprop with momentum or centered one
+    more each; SGD without momentum: none).  ValueError for another class
+    that has not stepped yet (pass the bytes instead)."""
+    def nbytes(t):
+        return t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+    held = sum(nbytes(v) for st in optimizer.state.values() for v in st.values())
+    if held:
+        return held
+    params = [p for g in optimizer.param_groups for p in g["params"] if p.requires_grad]
+    size = sum(nbytes(p) for p in params)
+    name = type(optimizer).__name__
+    g = optimizer.param_groups[0] if optimizer.param_groups else {}
+    per = {"Adam": 2 + bool(g.get("amsgrad")), "AdamW": 2 + bool(g.get("amsgrad")),
+           "SGD": 1 if g.get("momentum") else 0, "Adagrad": 1,
+           "RMSprop": 1 + bool(g.get("momentum")) + bool(g.get("centered"))}
+    if name not in per:
+        raise ValueError("optimizer %s: its state size is not known before its first step; "
+                         "pass optimizer_state in bytes" % name)
+    return per[name] * size
+
+
+class Memory:
+    """A budget in the terms of the device (issue 28): what the whole step
+    may hold is fixed + what the schedule decides.
+
+    fixed: parameters, buffers and the optimizer state (held whatever the
+    schedule does); the plan: the batch, activations, activation gradients
+    and parameter gradients (param_grads of them, resident from when each
+    is computed to the end of the step)."""
+
+    def __init__(self, source, optimizer=0):
+        self.params = int(source.get("params_bytes", 0))
+        self.buffers = int(source.get("buffers_bytes", 0))
+        self.param_grads = int(source.get("param_grads_bytes", 0))
+        self.optimizer = int(optimizer)
+
+    @property
+    def fixed(self):
+        return self.params + self.buffers + self.optimizer
+
+    def parts(self):
+        return "parameters %s, buffers %s, optimizer state %s" % (
+            _size(self.params), _size(self.buffers), _size(self.optimizer))
+
+    def describe(self):
+        return "fixed %s (%s)" % (_size(self.fixed), self.parts())
+
+
+def _size(b):
+    for unit, k in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if abs(b) >= k:
+            return "%.2f %s" % (b / k, unit)
+    return "%d B" % b
+
+
+def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=None):
+    """Plan the graph at `budget` (what remat plan --budget takes, or
+    "lowest") with the schedule left in spath.  Returns (summary, budget):
+    for "lowest" the budget the bisection settled on.  Raises PlanError
+    (exit_code 3 when nothing fits)."""
+    if str(budget) == "lowest":
+        b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath)
+        if b is None:
+            raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
+                            3)
+        return summary, b   # the bisection's schedule, in spath
+    summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
+    if rc != 0:
+        raise PlanError("remat plan: %s" % summary.get("error"), rc, summary)
+    return summary, budget
+
+
+def explain_no_fit(gpath, mem, budget_bytes, planner, remat=None, time_limit=None,
+                   in_memory=True):
+    """The message of a PlanError when no schedule fits: what is fixed and
+    the lowest memory the planner reaches, in the terms the user gave
+    (device memory, or the graph's budget).  The lowest comes from a short
+    bisection (1 s per try at most)."""
+    info = remat_info(gpath, remat)
+    tl = 1 if time_limit is None else min(float(time_limit), 1)
+    low, _ = lowest_plan(gpath, planner, remat, tl, info)
+    if in_memory:
+        head = "no schedule fits in %s: %s, plan %s" % (
+            _size(budget_bytes + mem.fixed), mem.describe(), _size(budget_bytes))
+        lowest = ("the lowest memory %s reaches is %s (fixed + %s)"
+                  % (planner, _size(mem.fixed + low), _size(low)) if low is not None else
+                  "%s finds no schedule at any budget" % planner)
+        bound = "no schedule can go below %s" % _size(mem.fixed +
+                                                      int(info["min_peak_lower_bound"]))
+    else:
+        head = "no schedule fits in a budget of %s (parameters, buffers and optimizer state " \
+               "come on top: %s)" % (_size(budget_bytes), mem.describe())
+        lowest = ("the lowest budget %s reaches is %s" % (planner, _size(low))
+                  if low is not None else "%s finds no schedule at any budget" % planner)
+        bound = "no schedule can go below %s" % _size(int(info["min_peak_lower_bound"]))
+    return "%s; %s; %s" % (head, lowest, bound), low
+
+
 class Step:
     """A planned training step (see the module docstring).
 
     Attributes: graph (the Joint), steps (the schedule), summary (remat
-    plan's JSON), fixed_bytes (parameters and buffers), last (the Result of
-    the last call: measured_peak, recomputes, ...)."""
+    plan's JSON), memory (a Memory: what is fixed), fixed_bytes (parameters
+    and buffers), budget_bytes (what the plan may hold), device_bytes (the
+    device memory asked for, or None), meter (read the allocator on each
+    call: None, the default, on CUDA only; True on the CPU too, through the
+    profiler, slower), last (figures of the last call: loss as a float,
+    measured_peak, real_peak, simulated_peak, recomputes, seed; never a
+    tensor, so that nothing of a step outlives it)."""
 
-    def __init__(self, model, J, steps, summary, graph_path=None):
+    def __init__(self, model, J, steps, summary, graph_path=None, memory=None,
+                 budget_bytes=None, device_bytes=None, meter=None):
         self.model, self.graph, self.steps, self.summary = model, J, steps, summary
         self.graph_path = graph_path
         self.plan = check_schedule(J, steps)
+        self.memory = memory or Memory(J.source)
         self.fixed_bytes = J.source.get("params_bytes", 0) + J.source.get("buffers_bytes", 0)
+        self.budget_bytes, self.device_bytes = budget_bytes, device_bytes
+        self.meter = meter
         self.last = None
         self._specs = None
 
@@ -169,81 +300,133 @@ class Step:
                                     % (nid, tuple(t.shape), t.dtype, t.device, *want))
         return b
 
-    def run(self, inputs, *targets, seed=None):
+    def run(self, inputs, *targets, seed=None, meter=None):
         """Run the schedule; returns the executor's Result (loss, grads,
-        measured_peak, ...) without touching .grad."""
+        measured_peak, real_peak, ...) without touching .grad.  step.last
+        gets its figures, not its tensors."""
         if self.graph.random_nodes and seed is None:
             seed = int(torch.randint(0, 2 ** 62, ()).item())
+        was_training = self.model.training
         self.model.train()
-        b = self._bind(inputs, targets)
-        res = execute(self.graph, b, self.steps, seed=seed or 0, plan=self.plan)
+        try:
+            b = self._bind(inputs, targets)
+            res = execute(self.graph, b, self.steps, seed=seed or 0, plan=self.plan,
+                          meter=self.meter if meter is None else meter)
+        finally:
+            self.model.train(was_training)
         res.seed = seed or 0
-        self.last = res
+        self.last = _figures(res)
         return res
 
     def __call__(self, inputs, *targets):
         """Run the schedule, add the gradients to each parameter's .grad
         (as loss.backward() does) and return the loss (detached)."""
         res = self.run(inputs, *targets)
+        grads, loss = res.grads, res.loss.detach()
+        res.grads = res.loss = None
         params = dict(self.model.named_parameters())
         with torch.no_grad():
-            for (name, _, _), g in zip(self.graph.params, res.grads):
+            for i, (name, _, _) in enumerate(self.graph.params):
+                g = grads[i]
+                grads[i] = None
                 if g is None:
                     continue
                 p = params[name]
-                if g.stride() != p.stride() or g.storage_offset() != 0:
-                    g = torch.empty_strided(p.shape, p.stride(), dtype=p.dtype,
-                                            device=p.device).copy_(g)
                 if p.grad is None:
+                    # Laid out like the parameter, in a storage of its own
+                    # (a view would keep its whole base alive in .grad).
+                    if g.stride() != p.stride() or g.storage_offset() != 0 or \
+                            g.storage().nbytes() != g.numel() * g.element_size():
+                        g = torch.empty_strided(p.shape, p.stride(), dtype=p.dtype,
+                                                device=p.device).copy_(g)
                     p.grad = g
                 else:
                     p.grad.add_(g)
-        return res.loss
+                del g
+        return loss
 
 
-def plan(model, example_inputs, loss_fn, budget="100%", planner="auto", example_target=None,
-         remat=None, time_limit=None, measure=False, keep=None, progress=None):
-    """Plan a training step of `model` within `budget` (bytes, "4GiB",
-    "60%" of the no-remat peak, or "lowest": the lowest budget the planner
-    reaches) with remat's `planner`, and return a Step.
+def _figures(res):
+    """A Result's figures without its tensors."""
+    from remat_torch.executor import Result
+    keep = {k: v for k, v in vars(res).items() if k not in ("grads", "loss", "timeline")}
+    keep["loss"] = float(res.loss) if res.loss is not None else None
+    return Result(**keep)
+
+
+def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_target=None,
+         remat=None, time_limit=None, measure=False, keep=None, progress=None, memory=None,
+         optimizer_state=0, meter=None):
+    """Plan a training step of `model` with remat's `planner` and return a
+    Step.  Say how much memory in one of two ways:
+
+    memory: the device memory the whole step may use (bytes or "4GiB"):
+      parameters, buffers, parameter gradients, activations, and
+      optimizer_state (bytes, "1GiB", or the optimizer itself: see
+      optimizer_state_bytes()).  The plan gets what is left once the fixed
+      part (parameters, buffers, optimizer state) is taken off.
+    budget: what the plan itself may hold (batch, activations, activation
+      and parameter gradients): bytes, "4GiB", "60%" of the no-remat peak,
+      or "lowest" (the lowest budget the planner reaches).  The default
+      when neither is given is "100%".
 
     example_inputs: a tensor or tuple of tensors for model(*inputs);
     loss_fn(output, *targets) -> scalar, with example_target (a tensor or a
     tuple, or None for loss_fn(output)) giving the targets.  keep: a folder
     in which to leave the graph and schedule files (default: a temporary
-    folder, removed).  Raises PlanError when no schedule fits."""
+    folder, removed).  meter: see Step.  Raises PlanError when no schedule
+    fits; its message names what is fixed and the lowest memory (or budget)
+    the planner reaches."""
     if torch is None:
         from remat_torch import no_torch_message
         raise ImportError(no_torch_message())
+    if budget is not None and memory is not None:
+        raise ValueError("give budget (what the plan holds) or memory (the whole step), "
+                         "not both")
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     targets = () if example_target is None else \
         ((example_target,) if isinstance(example_target, torch.Tensor) else tuple(example_target))
+    device_bytes = parse_bytes(memory, "memory") if memory is not None else None
+    if optimizer_state is not None and not isinstance(optimizer_state, (int, str)):
+        optimizer_state = optimizer_state_bytes(optimizer_state)
+    opt_bytes = parse_bytes(optimizer_state or 0, "optimizer_state")
     J = JT.build_joint(model, tuple(example_inputs), loss_fn, targets, measure=measure,
                        progress=progress)
+    mem = Memory(J.source, opt_bytes)
     specs = {nid: (tuple(t.shape), t.dtype, t.device)
              for nid, t in zip(J.inputs, list(example_inputs) + list(targets))}
+    if device_bytes is not None:
+        budget = device_bytes - mem.fixed
+        if budget <= 0:
+            raise PlanError("no schedule fits in %s: the fixed part alone is %s"
+                            % (_size(device_bytes), mem.describe()), 3)
+    elif budget is None:
+        budget = "100%"
     folder = keep or tempfile.mkdtemp(prefix="remat_torch.")
     try:
         gpath = os.path.join(folder, "graph.json")
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, type(model).__name__ + "-joint"), gpath)
-        if str(budget) == "lowest":
-            budget, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath)
-            if budget is None:
-                raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
-                                3)
-            rc = 0  # the bisection's schedule, in spath
-        else:
-            summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
-        if rc != 0:
-            raise PlanError("remat plan: %s" % summary.get("error"), rc, summary)
+        try:
+            summary, budget = schedule_file(gpath, spath, budget, planner, remat, time_limit)
+        except PlanError as e:
+            if e.exit_code != 3 or e.summary is None or e.summary.get("budget") is None:
+                raise
+            msg, low = explain_no_fit(gpath, mem, int(e.summary["budget"]), planner, remat,
+                                      time_limit, in_memory=device_bytes is not None)
+            err = PlanError(msg, 3, e.summary)
+            err.lowest_budget = low
+            err.lowest_memory = None if low is None else low + mem.fixed
+            err.fixed_bytes = mem.fixed
+            raise err
         with open(spath) as f:
             steps = parse_schedule(json.load(f), spath)
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
-    st = Step(model, J, steps, summary, gpath if keep else None)
+    st = Step(model, J, steps, summary, gpath if keep else None, mem,
+              int(summary.get("budget") or 0) or None, device_bytes, meter)
     st._specs = specs
     return st
 

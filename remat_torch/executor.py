@@ -13,9 +13,15 @@ leaving out the parameters and buffers (resident whatever the schedule
 does; the graph leaves them out too).  While a node runs, the storages of
 everything its operator returned are counted as well (the outputs it keeps
 and those it drops at once), which is the simulator's resident + mem +
-workspace.  The peak follows the simulator's definition: the memory at the
-start, replaced by the largest "during" over compute steps.  On CUDA it
-also reports torch.cuda.max_memory_allocated for the run.
+dropped: this `measured_peak` equals the Plan's held_peak byte for byte.
+The peak follows the simulator's definition: the memory at the start,
+replaced by the largest "during" over compute steps.
+
+What the allocator holds is more (an operator's temporaries): with a meter
+(always on CUDA, on request on the CPU) the run also reports `real_peak`,
+read from the allocator (remat_torch/meter.py), which the simulator's peak
+bounds when each node's workspace was measured on the allocator too
+(export --joint does).
 """
 import json
 
@@ -74,9 +80,11 @@ class Plan:
     peak_step and timeline index the explicit steps."""
 
     def __init__(self, steps, pre_free, peak, peak_step, cost, computes, recomputes,
-                 timeline):
+                 timeline, held_peak=None, held_step=None):
         self.steps, self.pre_free = steps, pre_free
         self.peak, self.peak_step = peak, peak_step
+        self.held_peak = peak if held_peak is None else held_peak
+        self.held_step = peak_step if held_step is None else held_step
         self.cost, self.computes, self.recomputes = cost, computes, recomputes
         self.timeline = timeline
 
@@ -115,6 +123,7 @@ def check_schedule(J, steps, where="schedule"):
         resident.discard(v)
         cur -= byid[v].mem
     peak, peak_step, have = cur, -1, False
+    held_peak, held_step = cur, -1   # with only the outputs a node drops as its workspace
     computed = set()
     cost, computes, distinct = 0.0, 0, 0
     explicit, timeline = [], []
@@ -140,6 +149,9 @@ def check_schedule(J, steps, where="schedule"):
                 raise ScheduleError("%s: steps[%d]: compute '%s': its input '%s' is not "
                                     "resident" % (where, i, u, w), i, u)
         during = cur + n.mem + n.workspace
+        dropped = n.workspace if n.dropped is None else n.dropped
+        if not have or cur + n.mem + dropped > held_peak:
+            held_peak, held_step = cur + n.mem + dropped, len(explicit)
         if not have or during > peak:
             peak, peak_step = during, len(explicit)
         have = True
@@ -162,7 +174,8 @@ def check_schedule(J, steps, where="schedule"):
         if o not in resident:
             raise ScheduleError("%s: end: output '%s' is not resident" % (where, o),
                                 len(steps), o)
-    return Plan(explicit, pre, peak, peak_step, cost, computes, computes - distinct, timeline)
+    return Plan(explicit, pre, peak, peak_step, cost, computes, computes - distinct, timeline,
+                held_peak, held_step)
 
 
 def topological_steps(J):
@@ -180,11 +193,34 @@ class Result:
         self.__dict__.update(kw)
 
 
-def execute(J, binding, steps, seed=0, where="schedule", plan=None):
+def execute(J, binding, steps, seed=0, where="schedule", plan=None, meter=None):
     """Run a schedule (list of (op, node)) of J on a Binding.  The schedule
-    is checked first (ScheduleError, nothing run).  Returns a Result."""
+    is checked first (ScheduleError, nothing run).  Returns a Result.
+
+    meter: read the allocator while the schedule runs (remat_torch/meter.py)
+    and report real_peak, the bytes of the graph's inputs plus the most the
+    allocator held above what it held when the run began: the figure to set
+    beside the simulator's peak.  None: on CUDA only, where it costs nothing
+    (on the CPU it runs the profiler)."""
     if plan is None:
         plan = check_schedule(J, steps, where)
+    cuda = any(t.is_cuda for t in list(binding.params.values()) + list(binding.batch.values())
+               if isinstance(t, torch.Tensor))
+    if meter is None:
+        meter = cuda
+    if not meter:
+        return _execute(J, binding, seed, plan)
+    from remat_torch.meter import AllocatorMeter, device_of
+    device = device_of(list(binding.params.values()) + list(binding.batch.values()))
+    with AllocatorMeter(device) as m:
+        res = _execute(J, binding, seed, plan)
+    res.real_peak = sum(n.mem for n in J.nodes if n.kind == "input") + m.peak
+    if cuda:
+        res.cuda_max_allocated = torch.cuda.max_memory_allocated(device)
+    return res
+
+
+def _execute(J, binding, seed, plan):
     R = Runner(J, binding, seed)
     ext = binding.external_storages()
     held = {}          # storage ptr -> [nbytes, references from resident nodes]
@@ -211,10 +247,6 @@ def execute(J, binding, steps, seed=0, where="schedule", plan=None):
                 del held[p]
                 cur[0] -= h[0]
 
-    cuda = any(t.is_cuda for t in binding.params.values())
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
     with torch.no_grad():
         for n in J.nodes:
             if n.kind == "input":
@@ -256,6 +288,6 @@ def execute(J, binding, steps, seed=0, where="schedule", plan=None):
         loss, grads = R.results()
     res = Result(loss=loss, grads=grads, measured_peak=peak, measured_step=peak_step,
                  timeline=timeline, simulated_peak=plan.peak, cost=plan.cost,
-                 computes=plan.computes, recomputes=plan.recomputes, steps=plan.steps)
-    res.cuda_max_allocated = torch.cuda.max_memory_allocated() if cuda else None
+                 computes=plan.computes, recomputes=plan.recomputes, steps=plan.steps,
+                 held_peak=plan.held_peak, real_peak=None, cuda_max_allocated=None)
     return res

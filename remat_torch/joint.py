@@ -43,7 +43,7 @@ How the joint graph is made
 5. An operator with several outputs (native_batch_norm: output, mean,
    invstd; convolution_backward: three gradients) is one node holding the
    outputs something reads (`mem`: their bytes); outputs nobody reads are
-   dropped as soon as it has run (`workspace`: their bytes).  Because the
+   dropped as soon as it has run (`dropped`: their bytes).  Because the
    simulator frees a node as a whole, an output still read after the last
    read of the node's largest output (batch norm's mean and invstd, read by
    its backward; a weight gradient, kept to the end) is copied out by a node
@@ -53,7 +53,8 @@ How the joint graph is made
    they are computed to the end of the step (issue 17): a budget covers the
    batch, the activations, the activation gradients and the parameter
    gradients; the device footprint is the budget plus source.params_bytes
-   and source.buffers_bytes.
+   and source.buffers_bytes.  The input nodes are outputs as well: the
+   caller holds the batch through the step, so its bytes never come back.
 7. Kinds: the node computing the loss is `loss`; the nodes computed from
    it (the backward) are `backward`; the others are `forward`.  Nodes are
    written in the trace's order, which is topological: the no-remat peak
@@ -61,7 +62,14 @@ How the joint graph is made
 8. Random operators (bernoulli_, native_dropout ...) are replayable: each
    random node runs under its own seed, derived from one seed per step and
    the node's position, so a recomputation draws the same mask.
-9. Cost: estimated FLOPs as in export.py (2 per multiply-add in
+9. Workspace: what a node holds while it runs beyond the outputs it
+   keeps.  Each node's run is measured on the allocator (remat_torch/
+   meter.py): `workspace` is the most bytes the allocator held inside the
+   node's operators above what it held before, less `mem`, and at least the
+   bytes of the outputs it drops (`dropped`, written when it differs).  The
+   simulator's peak then bounds the allocator's, not only the tensors the
+   executor holds.
+10. Cost: estimated FLOPs as in export.py (2 per multiply-add in
    convolutions and matrix products, 1 per element otherwise; a copy-out
    node costs its elements), or with --measure the median time in
    microseconds of each node run alone (CPU, or CUDA synchronized).
@@ -228,13 +236,20 @@ def trace_fx(model, inputs, loss_fn, targets=()):
     pnames = list(pdict)
     trained = [pdict[n].requires_grad for n in pnames]
     bnames = list(bdict)
+    palias, balias = tensor_aliases(model, "_parameters"), tensor_aliases(model, "_buffers")
     X = [x.detach() for x in inputs]
     T = [t.detach() if isinstance(t, torch.Tensor) else t for t in targets]
     mark = {}
 
     def step(params, buffers, xs, ts):
-        state = dict(zip(pnames, params))
-        state.update(zip(bnames, buffers))
+        # A tensor registered under several names (tied weights, a module
+        # registered twice) is passed under every name: each read of it is
+        # a read of the one traced tensor, and its gradient sums them all.
+        state = {}
+        for names, alias, values in ((pnames, palias, params), (bnames, balias, buffers)):
+            for nm, v in zip(names, values):
+                for a in [nm] + alias.get(nm, []):
+                    state[a] = v
         out = functional_call(model, state, tuple(xs))
         loss = loss_fn(out, *ts)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -274,6 +289,39 @@ def trace_fx(model, inputs, loss_fn, targets=()):
     return gm, boundary, pnames, bnames
 
 
+def tensor_aliases(model, table):
+    """{name: [other names]} for the tensors of a module table
+    ("_parameters" or "_buffers") registered under more than one name: the
+    name is the one named_parameters()/named_buffers() gives (the first),
+    the others are the names it has elsewhere (a tied weight such as
+    head.weight = tok.weight, or every name of a module registered twice)."""
+    names = {}
+    for mname, mod in model.named_modules(remove_duplicate=False):
+        for tname, t in getattr(mod, table).items():
+            if t is not None:
+                full = mname + "." + tname if mname else tname
+                names.setdefault(id(t), [])
+                if full not in names[id(t)]:
+                    names[id(t)].append(full)
+    return {ns[0]: ns[1:] for ns in names.values() if len(ns) > 1}
+
+
+def _where_held(model, t):
+    """Where a module keeps tensor t other than as a registered parameter
+    or buffer ("blocks.0.cache[1]"), or None."""
+    for mname, mod in model.named_modules():
+        for attr, v in vars(mod).items():
+            if attr.startswith("_"):
+                continue
+            items = v.items() if isinstance(v, dict) else \
+                enumerate(v) if isinstance(v, (list, tuple)) else [(None, v)]
+            for k, x in items:
+                if x is t:
+                    return "%s%s%s" % (mname + "." if mname else "", attr,
+                                       "" if k is None else "[%r]" % (k,))
+    return None
+
+
 def _devices_of(ts):
     ds = []
     for t in ts:
@@ -288,12 +336,13 @@ class JNode:
     """A node of the joint graph and its program: `calls`, a list of
     {"op", "args", "kwargs"}; the node's value is the last call's result
     (for several outputs, `keep` lists those it holds)."""
-    __slots__ = ("id", "kind", "mem", "workspace", "cost", "inputs", "calls", "label",
-                 "random", "n_out", "keep")
+    __slots__ = ("id", "kind", "mem", "workspace", "dropped", "cost", "inputs", "calls",
+                 "label", "random", "n_out", "keep")
 
     def __init__(self, nid, kind, calls, label):
         self.id, self.kind, self.calls, self.label = nid, kind, calls, label
         self.mem = self.workspace = 0
+        self.dropped = None   # bytes of the outputs dropped at once (None: = workspace)
         self.cost = 0.0
         self.inputs = []
         self.random = False
@@ -419,6 +468,22 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
             if fx.op == "get_attr":
                 t = getattr(gm, fx.target)
                 st = storage_key(t)
+                if isinstance(t, torch.Tensor) and t.requires_grad:
+                    # A tensor that wants a gradient, read other than as a
+                    # registered parameter: functional_call did not replace
+                    # it, so autograd.grad never sees this read.
+                    held = _where_held(model, t)
+                    pname = ext.get(st[0]) if st else None
+                    if pname is not None and pname in pdict:
+                        what = "parameter %s is also read as %s" % (
+                            pname, held or "a tensor the model does not register")
+                    else:
+                        what = "a tensor that requires grad (%s, shape %s) is read%s, but it is " \
+                               "not a parameter of the model" % (
+                                   _dtype_name(t), list(t.shape), " as " + held if held else "")
+                    raise JointError("%s; its gradient cannot be exported (register it with "
+                                     "nn.Parameter or read it through the module that owns it)"
+                                     % what)
                 if st and (st[0] in owner or st[0] in ext):
                     val[fx] = t
                     ref[fx] = {"node": owner[st[0]]} if st[0] in owner else \
@@ -545,6 +610,48 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
     return J
 
 
+# Operators whose outputs are computed independently of one another, chosen
+# by a boolean output_mask argument (at this index): a node of one can be
+# split into nodes computing parts of its outputs at no extra cost.
+# convolution_backward's input gradient and weight gradient are separate
+# kernels (transposed convolution, and convolution of input and gradient).
+MASK_SPLIT = {"aten.convolution_backward.default": (10, ((0,), (1, 2)))}
+
+
+def _split_by_mask(n, last):
+    """For a node of a MASK_SPLIT operator whose kept outputs fall in
+    groups that die at different times (a convolution's input gradient,
+    read by the next operator of the backward, and its weight gradient,
+    kept to the end of the step), a new node computing the later group
+    (output_mask selecting it alone), with n's own mask narrowed to the
+    rest; None when there is nothing to gain.  Without it the node would
+    hold the early outputs as long as the late ones (or copy those out)."""
+    if len(n.calls) != 1 or n.calls[0]["op"] not in MASK_SPLIT:
+        return None
+    at, groups = MASK_SPLIT[n.calls[0]["op"]]
+    args = n.calls[0]["args"]
+    if len(args) <= at or not isinstance(args[at], list) or \
+            not all(isinstance(b, bool) for b in args[at]):
+        return None
+    kept = [[i for i in g if i in n.keep] for g in groups]
+    if sum(1 for g in kept if g) < 2:
+        return None
+    end = {k: max(last[(n.id, i)] for i in g) for k, g in enumerate(kept) if g}
+    late = max(end, key=lambda k: (end[k], k))
+    if len(set(end.values())) == 1:
+        return None
+    mask = list(args[at])
+    late_mask = [b and i in kept[late] for i, b in enumerate(mask)]
+    args[at] = [b and i not in kept[late] for i, b in enumerate(mask)]
+    sargs = list(args)
+    sargs[at] = late_mask
+    sn = JNode("%s#%d" % (n.id, kept[late][0]), n.kind,
+               [{"op": n.calls[0]["op"], "args": sargs, "kwargs": dict(n.calls[0]["kwargs"])}],
+               "outputs %s of %s" % (", ".join(map(str, kept[late])), n.calls[0]["op"]))
+    sn.n_out, sn.keep = n.n_out, list(kept[late])
+    return sn
+
+
 def _scan_refs(r, fn):
     """Call fn(node, index) for every node a reference reads."""
     if isinstance(r, dict):
@@ -614,6 +721,14 @@ def _finish(J, model, inputs, targets, measure, say):
                     and storage_key(outs[i]) else 0) for i in n.keep}
         if len(n.keep) < 2:
             continue
+        split = _split_by_mask(n, last)
+        if split is not None:
+            new_nodes.append(split)
+            for i in split.keep:
+                rename[(n.id, i)] = {"node": split.id, "index": i}
+            n.keep = [i for i in n.keep if i not in split.keep]
+            if len(n.keep) < 2:
+                continue
         big = max(n.keep, key=lambda i: (size[i], -i))
         for i in n.keep:
             if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]:
@@ -622,14 +737,14 @@ def _finish(J, model, inputs, targets, measure, say):
                                                       "args": [{"node": n.id, "index": i}],
                                                       "kwargs": {}}],
                                        "copy of output %d of %s" % (i, n.calls[0]["op"])))
-                rename[(n.id, i)] = cid
+                rename[(n.id, i)] = {"node": cid}
     J.nodes = new_nodes
     J.reindex()
-    copies = set(rename.values())
+    copies = {r["node"] for r in rename.values() if "index" not in r}
 
     def redirect(r):
         key = (r["node"], r.get("index"))
-        return {"node": rename[key]} if key in rename else r
+        return dict(rename[key]) if key in rename else r
     for n in J.nodes:
         if n.id in copies:
             continue
@@ -666,7 +781,10 @@ def _finish(J, model, inputs, targets, measure, say):
     outs = []
     for r in _output_refs(J):
         ref_nodes(r, outs)
-    J.outputs = list(dict.fromkeys(outs))
+    # The batch is an output too: the caller holds it for the whole step
+    # (and the trace's constants are held by the program), so no schedule
+    # may count on its bytes coming back when its last reader has run.
+    J.outputs = list(dict.fromkeys([n.id for n in J.nodes if n.kind == "input"] + outs))
     needed = closure(J.outputs)
     epi = closure(epi_roots) - needed
     J.epilogue = [n for n in J.nodes if n.id in epi]
@@ -710,7 +828,11 @@ def _finish(J, model, inputs, targets, measure, say):
             st = storage_key(t)
             n.mem = st[1] if st else 0
         else:
-            n.mem, n.workspace, n.cost = stats[n.id]
+            # workspace: what the node holds while it runs beyond its kept
+            # outputs: the outputs it drops at once and whatever else the
+            # allocator held inside its operators (at least the former).
+            n.mem, n.dropped, n.cost, peak = stats[n.id]
+            n.workspace = max(n.dropped, peak - n.mem)
     if measure:
         times = measure_times(J, binding, say)
         for n in J.nodes:
@@ -791,12 +913,66 @@ def seed_of(base, index):
     return (base * 1000003 + index * 7919 + 17) % (2 ** 63 - 1)
 
 
+# Arguments an operator does not read in the mode the step runs it in:
+# batch norm's backward in training uses the saved batch statistics, not
+# the running ones (which the forward has updated by then).
+UNREAD_ARGS = {"aten.native_batch_norm_backward.default": (7, (3, 4))}
+
+
+def _unread(call):
+    """Indices of arguments a call does not read (UNREAD_ARGS)."""
+    u = UNREAD_ARGS.get(call["op"])
+    if u is None:
+        return ()
+    args = call["args"]
+    return u[1] if len(args) > u[0] and args[u[0]] is True else ()
+
+
+def read_mutated(J, op_of):
+    """The parameters and buffers the step writes that some operator also
+    reads without writing them (cached on J)."""
+    cached = getattr(J, "_read_mutated", None)
+    if cached is not None and cached[0] is J.mutated:
+        return cached[1]
+    mutated, out = set(J.mutated), set()
+
+    def scan(r):
+        if isinstance(r, dict):
+            nm = r.get("param") or r.get("buffer")
+            if nm in mutated:
+                out.add(nm)
+            elif "view" in r:
+                scan(r["args"])
+                scan(list(r.get("kwargs", {}).values()))
+        elif isinstance(r, list):
+            for a in r:
+                scan(a)
+    if mutated:
+        for n in J.nodes + J.epilogue:
+            for c in n.calls:
+                w = written_args(op_of(c["op"], n.id))
+                wi, wn = {i for i, _ in w}, {nm for _, nm in w}
+                wi.update(_unread(c))
+                for i, a in enumerate(c["args"]):
+                    if i not in wi:
+                        scan(a)
+                for k, a in c["kwargs"].items():
+                    if k not in wn:
+                        scan(a)
+        for r in [J.loss] + [g for g in J.grads if g is not None]:
+            scan(r)
+    J._read_mutated = (J.mutated, out)
+    return out
+
+
 class Runner:
     """Evaluates node programs on an environment of node values: resolves
     references (deriving views again from their owners), seeds random
     nodes, and sends writes to parameters and buffers to the real tensors on
     a node's first run and to scratch copies on later runs; readers of a
-    written buffer see a copy taken before the step."""
+    written buffer see a copy taken before the step (taken only for the
+    buffers something reads without writing: batch norm's running
+    statistics, in training, are only written)."""
 
     def __init__(self, J, binding, seed, flops=False):
         self.J, self.b, self.seed = J, binding, seed
@@ -808,7 +984,7 @@ class Runner:
         self.snap, self.scratch = {}, {}
         self.flops = 0 if flops else None
         with torch.no_grad():
-            for nm in J.mutated:
+            for nm in read_mutated(J, self.op):
                 t = binding.buffers.get(nm, binding.params.get(nm))
                 self.snap[nm] = t.detach().clone()
 
@@ -906,9 +1082,13 @@ def run_plain(J, binding, seed=0, values=False, stats=False):
     """Run every node once, in order, freeing nothing.
 
     Returns (loss, grads); with values=True the value of every node; with
-    stats=True per node (mem, workspace, flops): the bytes of the new
-    storages it keeps and of those it drops at once."""
+    stats=True per node (mem, dropped, flops, peak): the bytes of the new
+    storages it keeps, of those it drops at once, its FLOPs, and the most
+    bytes the allocator held above what it held when the node began, while
+    the node ran (remat_torch/meter.py; each node measured alone)."""
+    from remat_torch.meter import AllocatorMeter, device_of
     R = Runner(J, binding, seed, flops=stats)
+    device = device_of(list(binding.params.values()) + list(binding.batch.values()))
     ext = binding.external_storages()
     held = set()
     out = {}
@@ -921,14 +1101,18 @@ def run_plain(J, binding, seed=0, values=False, stats=False):
             if n.kind == "input":
                 continue
             R.node_flops = 0
-            v = R.call(n)
+            if stats:
+                with AllocatorMeter(device) as m:
+                    v = R.call(n)
+            else:
+                v = R.call(n)
             if stats:
                 all_new = {p: b for p, b in value_storages(v).items()
                            if p not in held and p not in ext}
                 kv = R.kept(n, v) if isinstance(v, (tuple, list)) else v
                 kept = {p: b for p, b in value_storages(kv).items() if p in all_new}
                 out[n.id] = (sum(kept.values()), sum(b for p, b in all_new.items()
-                                                     if p not in kept), R.node_flops)
+                                                     if p not in kept), R.node_flops, m.peak)
                 v = kv
                 held.update(kept)
             elif n.keep is not None:
@@ -977,6 +1161,8 @@ def _node_dict(n):
         d["cost"] = int(c) if c == int(c) and abs(c) < 2 ** 53 else round(c, 3)
     if n.workspace:
         d["workspace"] = int(n.workspace)
+    if n.dropped is not None and n.dropped != n.workspace:
+        d["dropped"] = int(n.dropped)
     if n.inputs:
         d["inputs"] = n.inputs
     if n.label:
@@ -994,6 +1180,7 @@ def _node_dict(n):
 def _node_of(d, where):
     n = JNode(d["id"], d.get("kind", "op"), d.get("call", []), d.get("label", ""))
     n.mem, n.workspace = int(d["mem"]), int(d.get("workspace", 0))
+    n.dropped = int(d.get("dropped", n.workspace))
     n.cost = float(d.get("cost", 0 if n.kind == "input" else 1))
     n.inputs = list(d.get("inputs", []))
     n.random = bool(d.get("random", False))

@@ -1,0 +1,159 @@
+"""The memory PyTorch's allocator really holds (issue 28).
+
+The executor counts the storages of the tensors it holds; an operator
+allocates more than its outputs while it runs (a convolution's buffers, a
+fused kernel's temporaries), and only the allocator sees that.  This
+module reads the allocator:
+
+- on CUDA, torch.cuda.max_memory_allocated() after reset_peak_memory_stats()
+  at the start of the measured block, less memory_allocated() at that start;
+- on the CPU, which keeps no such statistics, the profiler's memory events
+  (torch.profiler with profile_memory=True: one event per allocation, +bytes,
+  and per free, -bytes), added up in time order.  The CPU allocator reports a
+  free only when it saw the allocation: a tensor allocated before the block
+  and freed inside it is never subtracted.  The running sum is therefore the
+  bytes allocated inside the block and still held, an upper bound of what
+  the block adds to memory, never an underestimate.  (The allocator also logs
+  a warning for each such free; it is kept off the terminal while a block is
+  measured, and everything else written to stderr meanwhile is passed on.)
+
+Both give `peak`, the most bytes held at once above what was held at the
+start, and `end`, what the block left allocated.  running_peak() is the sum
+itself, kept apart so that it can be checked on sequences worked out by hand.
+"""
+import contextlib
+import os
+import sys
+import tempfile
+
+try:
+    import torch
+except ImportError:  # the commands say how to install it
+    torch = None
+
+# What c10's CPU allocator logs for a free it cannot size (see above).
+_UNSIZED_FREE = ("Memory block of unknown size was allocated before the profiling started",
+                 "Logging before InitGoogleLogging() is written to STDERR")
+
+
+def running_peak(deltas):
+    """(peak, end) of a sequence of allocation deltas in time order (+bytes
+    allocated, -bytes freed): the largest running sum (0 when it never goes
+    above the start) and the final one."""
+    cur = peak = 0
+    for d in deltas:
+        cur += d
+        if cur > peak:
+            peak = cur
+    return peak, cur
+
+
+@contextlib.contextmanager
+def quiet_unsized_frees():
+    """Hide the CPU allocator's warnings about frees it cannot size while
+    the block runs (written by C++ straight to file descriptor 2); every
+    other line written to stderr meanwhile is written out afterwards."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(fd)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), fd)
+        try:
+            yield
+        finally:
+            try:
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                pass
+            os.dup2(saved, fd)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+            keep = [ln for ln in text.splitlines(True) if not any(w in ln for w in _UNSIZED_FREE)]
+            if keep:
+                sys.stderr.write("".join(keep))
+                sys.stderr.flush()
+
+
+def _profiler():
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        acts.append(ProfilerActivity.CUDA)
+    return profile(activities=acts, profile_memory=True)
+
+
+def memory_events(prof, device_type="cpu"):
+    """[(time in us, +/-bytes)] of the profiler's memory events on one
+    device type, in the order the profiler recorded them (time order)."""
+    want = torch.device(device_type).type
+    out = []
+    for e in prof.profiler.kineto_results.events():
+        if e.name() != "[memory]":
+            continue
+        dt = str(e.device_type()).split(".")[-1].lower()
+        if dt == want:
+            out.append((e.start_us(), e.nbytes()))
+    out.sort(key=lambda x: x[0])  # stable: ties keep the recorded order
+    return out
+
+
+def ranges(prof, prefix):
+    """{name: (start us, end us)} of the record_function ranges whose name
+    starts with prefix."""
+    out = {}
+    for e in prof.profiler.kineto_results.events():
+        nm = e.name()
+        if nm.startswith(prefix) and nm != "[memory]":
+            out[nm[len(prefix):]] = (e.start_us(), e.start_us() + e.duration_us())
+    return out
+
+
+class AllocatorMeter:
+    """with AllocatorMeter(device) as m: ...  then m.peak and m.end (bytes
+    above what the allocator held when the block began; see the module
+    docstring for what each device's figure means)."""
+
+    def __init__(self, device="cpu"):
+        self.device = torch.device(device)
+        self.peak = self.end = None
+        self._prof = self._quiet = None
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self._base = torch.cuda.memory_allocated(self.device)
+        else:
+            self._quiet = quiet_unsized_frees()
+            self._quiet.__enter__()
+            self._prof = _profiler()
+            self._prof.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            self.peak = torch.cuda.max_memory_allocated(self.device) - self._base
+            self.end = torch.cuda.memory_allocated(self.device) - self._base
+            return False
+        try:
+            self._prof.__exit__(*exc)
+        finally:
+            self._quiet.__exit__(*exc)
+        if exc[0] is None:
+            self.peak, self.end = running_peak(d for _, d in memory_events(self._prof, "cpu"))
+        self._prof = None
+        return False
+
+
+def device_of(tensors):
+    """The device of the first tensor (cpu when there is none)."""
+    for t in tensors:
+        if isinstance(t, torch.Tensor):
+            return t.device
+    return torch.device("cpu")
