@@ -1,0 +1,499 @@
+#!/usr/bin/python3
+"""Training with a plan, right and lean (issue 28), against eager PyTorch.
+
+    test_train_torch.py PATH/TO/remat PROJECT_ROOT
+
+Exits 77 (ctest: skipped) when /usr/bin/python3 has no torch.  Every
+comparison is with eager `loss.backward()` on a copy of the same weights:
+
+1. every way a parameter can be read gives eager's gradient, at the lowest
+   budget auto reaches (where each plan recomputes): a weight tied between two modules (GPT-style head and
+   embedding), a module registered under two names, a module called twice
+   (with batch norm: the running statistics too), a parameter read by
+   functional code, a frozen layer (its .grad stays None); five AdamW steps
+   give eager's losses;
+2. what cannot be mapped fails at export, naming it: a parameter also held
+   in a plain list, a tensor that requires grad but is no parameter;
+3. `check` exits 1 on a planted mismatch with eager (a model whose forward
+   differs from call to call), naming the tolerance;
+4. the meter (remat_torch/meter.py) on sequences worked out by hand: the
+   running sum, allocations and frees in a block, a free of a tensor
+   allocated before the block (not seen: the sum stays an upper bound);
+5. after a step remat holds nothing of it: what the allocator still holds
+   is the gradients in .grad, byte for byte; in the usual loop
+   (zero_grad(set_to_none=True)) a plan at 100% holds at most 0.1% more
+   than eager (the joint graph's functionalized gradient sums) and far
+   less than eager plus a second copy of the gradients;
+6. the real peak against the plan at the lowest budget: within 2% above
+   the simulated peak, never below what the executor holds;
+7. budgets in device memory: memory= plans at memory less the fixed part
+   (parameters, buffers, optimizer state); when nothing fits the error
+   names the fixed part and the lowest memory reachable, and planning at
+   that memory succeeds; optimizer_state_bytes() for Adam and SGD is what
+   their state holds after a step.
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+REMAT, ROOT = sys.argv[1], sys.argv[2]
+PYTHON = "/usr/bin/python3"
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:
+    print("torch is not installed for /usr/bin/python3: skipped (install it with "
+          "scripts/bootstrap-torch.sh)")
+    sys.exit(77)
+
+sys.path.insert(0, ROOT)
+os.environ["REMAT"] = REMAT
+import remat_torch  # noqa: E402
+from remat_torch import api, joint as JT, meter as MT  # noqa: E402
+
+torch.set_num_threads(1)
+ce = nn.functional.cross_entropy
+
+
+# ------------------------------------------------------------- models
+
+class TiedLM(nn.Module):
+    """GPT-style: the output layer's weight is the embedding's."""
+
+    def __init__(self, vocab=40, d=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(8, d) * 0.1)
+        self.mix = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, x):
+        h = self.tok(x) + self.pos[: x.shape[1]]
+        h = h + torch.tanh(self.mix(h))
+        return self.head(self.norm(h))
+
+
+class TwoNames(nn.Module):
+    """One module registered under two names (self.b is self.a)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(12, 12)
+        self.b = self.a
+        self.out = nn.Linear(12, 5)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.b(torch.sigmoid(self.a(x)))))
+
+
+class CalledTwice(nn.Module):
+    """A block (with batch norm) applied twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.block = nn.Sequential(nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
+        self.stem = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4 * 6 * 6, 5)
+
+    def forward(self, x):
+        h = self.block(self.block(self.stem(x)))
+        return self.fc(h.flatten(1))
+
+
+class Functional(nn.Module):
+    """Parameters read by functional code, one of them twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(5, 12) * 0.3)
+        self.scale = nn.Parameter(torch.ones(12))
+        self.lin = nn.Linear(12, 12)
+
+    def forward(self, x):
+        h = torch.tanh(self.lin(x) * self.scale)
+        return h @ self.w.t() + (self.w * self.w).sum(1)
+
+
+class Frozen(nn.Module):
+    """A frozen first layer (requires_grad=False)."""
+
+    def __init__(self):
+        super().__init__()
+        self.feat = nn.Sequential(nn.Linear(12, 32), nn.Tanh(), nn.Linear(32, 32))
+        self.head = nn.Sequential(nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(),
+                                  nn.Linear(32, 5))
+        for p in self.feat.parameters():
+            p.requires_grad_(False)
+
+    def forward(self, x):
+        return self.head(torch.sigmoid(self.feat(x)))
+
+
+def lm_batch(n=4, t=8, vocab=40):
+    g = torch.Generator().manual_seed(1)
+    return (torch.randint(0, vocab, (n, t), generator=g),
+            torch.randint(0, vocab, (n, t), generator=g))
+
+
+def lm_loss(out, y):
+    return ce(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+
+
+def cases():
+    """(name, model, x, y, loss_fn)."""
+    g = torch.Generator().manual_seed(2)
+    x12, y5 = torch.randn(6, 12, generator=g), torch.randint(0, 5, (6,), generator=g)
+    out = []
+    torch.manual_seed(0)
+    out.append(("tied weights", TiedLM(), *lm_batch(), lm_loss))
+    torch.manual_seed(0)
+    out.append(("a module under two names", TwoNames(), x12, y5, ce))
+    torch.manual_seed(0)
+    out.append(("a module called twice", CalledTwice(), torch.randn(4, 3, 6, 6, generator=g),
+                torch.randint(0, 5, (4,), generator=g), ce))
+    torch.manual_seed(0)
+    out.append(("functional parameter use", Functional(), x12, y5, ce))
+    torch.manual_seed(0)
+    out.append(("a frozen layer", Frozen(), x12, y5, ce))
+    return out
+
+
+def grads_differ(model, eager):
+    """Names of the parameters whose .grad differs from eager's."""
+    bad = []
+    for (n, p), (_, q) in zip(model.named_parameters(), eager.named_parameters()):
+        if (p.grad is None) != (q.grad is None):
+            bad.append("%s (.grad %s, eager %s)" % (n, "set" if p.grad is not None else "None",
+                                                   "set" if q.grad is not None else "None"))
+        elif p.grad is not None and not torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-7):
+            bad.append("%s (max diff %.3g)" % (n, (p.grad - q.grad).abs().max().item()))
+    return bad
+
+
+# -------------------------------------------------------------- checks
+
+def check_parameter_reads():
+    """1."""
+    fails = []
+    for name, model, x, y, lf in cases():
+        eager = copy.deepcopy(model)
+        step = remat_torch.plan(model, x, lf, example_target=y, time_limit=1,
+                                budget="lowest")
+        loss = step(x, y)
+        print("     %s: %d recomputes at %d bytes" % (name, step.last.recomputes,
+                                                    step.budget_bytes))
+        if step.last.recomputes < 1:
+            fails.append("%s: the plan recomputes nothing" % name)
+        e_loss = lf(eager(x), y)
+        e_loss.backward()
+        bad = grads_differ(model, eager)
+        if bad:
+            fails.append("%s: gradients differ from eager: %s" % (name, ", ".join(bad)))
+        if not torch.allclose(loss, e_loss.detach(), rtol=1e-5):
+            fails.append("%s: loss %s, eager %s" % (name, loss, e_loss))
+        for (n, b), (_, c) in zip(model.named_buffers(), eager.named_buffers()):
+            if not torch.allclose(b.double(), c.double(), rtol=1e-5):
+                fails.append("%s: buffer %s differs from eager's after a step" % (name, n))
+        if name == "tied weights" and model.head.weight is not model.tok.weight:
+            fails.append("tied weights: the tie was broken")
+    # Five AdamW steps on the tied model: eager's losses.
+    torch.manual_seed(0)
+    model = TiedLM()
+    eager = copy.deepcopy(model)
+    x, y = lm_batch()
+    step = remat_torch.plan(model, x, lm_loss, example_target=y, budget="lowest", time_limit=1)
+    o1 = torch.optim.AdamW(model.parameters(), lr=0.05)
+    o2 = torch.optim.AdamW(eager.parameters(), lr=0.05)
+    for i in range(5):
+        o1.zero_grad(set_to_none=True)
+        o2.zero_grad(set_to_none=True)
+        l1 = step(x, y)
+        l2 = lm_loss(eager(x), y)
+        l2.backward()
+        o1.step()
+        o2.step()
+        if not torch.allclose(l1, l2.detach(), rtol=1e-4, atol=1e-6):
+            fails.append("AdamW on the tied model, step %d: loss %.6f, eager %.6f"
+                         % (i, l1.item(), l2.item()))
+            break
+    return fails
+
+
+class InList(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.again = [self.lin.weight]
+
+    def forward(self, x):
+        return self.lin(x) @ self.again[0]
+
+
+class Unregistered(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.extra = {"gain": nn.Parameter(torch.ones(6))}
+
+    def forward(self, x):
+        return self.lin(x) * self.extra["gain"]
+
+
+def check_refused():
+    """2."""
+    fails = []
+    x = torch.randn(3, 6)
+    for model, want in ((InList(), ("lin.weight", "again[0]")),
+                        (Unregistered(), ("extra['gain']", "not a parameter"))):
+        try:
+            remat_torch.plan(model, x, lambda o: o.sum(), time_limit=1)
+            fails.append("%s: exported without an error" % type(model).__name__)
+        except JT.JointError as e:
+            missing = [w for w in want if w not in str(e)]
+            if missing:
+                fails.append("%s: the message does not name %s: %s"
+                             % (type(model).__name__, missing, e))
+    return fails
+
+
+PLANTED = '''
+import torch, torch.nn as nn
+class Drifting(nn.Module):
+    """Its forward changes from call to call: the traced step is not the
+    step eager PyTorch runs later."""
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        return self.lin(x) * float(self.calls)
+def build(batch):
+    torch.manual_seed(0)
+    x = torch.randn(batch, 6)
+    y = torch.randint(0, 4, (batch,))
+    return Drifting(), (x,), lambda out: nn.functional.cross_entropy(out, y)
+'''
+
+
+def check_planted_mismatch(tmp):
+    """3."""
+    src = os.path.join(tmp, "drifting.py")
+    with open(src, "w") as f:
+        f.write(PLANTED)
+    p = subprocess.run([PYTHON, "-m", "remat_torch", "check", src + ":build", "--batch", "4",
+                        "--budget", "100%", "--time-limit", "1", "--json"], cwd=ROOT,
+                       capture_output=True, text=True, env=dict(os.environ, REMAT=REMAT))
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        return ["check on a planted mismatch: exit %d, not JSON: %r %r"
+                % (p.returncode, p.stdout, p.stderr[-400:])]
+    fails = []
+    if p.returncode != 1 or j["eager_allclose"] is not False or not j["max_abs_diff"] > 0:
+        fails.append("check on a planted mismatch: exit %d (want 1): %s" % (p.returncode, j))
+    if j["grads_equal"] is not True:
+        fails.append("check on a planted mismatch: grads_equal (against the plain run) "
+                     "should stay true: %s" % j)
+    if "eager" not in (j["error"] or "") or "rtol 1e-05" not in (j["error"] or ""):
+        fails.append("check on a planted mismatch: the error does not name eager and the "
+                     "tolerance: %r" % j["error"])
+    return fails
+
+
+def check_meter():
+    """4."""
+    fails = []
+    for deltas, want in (([], (0, 0)), ([4000, 1000, -4000, 2000], (5000, 3000)),
+                         ([-100, 50], (0, -50)), ([10, -10, 10, -10], (10, 0)),
+                         ([3, 4, -3, -4, 8], (8, 8))):
+        got = MT.running_peak(deltas)
+        if got != want:
+            fails.append("running_peak(%s) = %s, want %s" % (deltas, got, want))
+    before = torch.empty(1000, dtype=torch.uint8)
+    with MT.AllocatorMeter("cpu") as m:
+        a = torch.empty(4000, dtype=torch.uint8)
+        b = torch.empty(1000, dtype=torch.uint8)
+        del a
+        c = torch.empty(2000, dtype=torch.uint8)
+        del before        # allocated before the block: its free is not seen
+    if (m.peak, m.end) != (5000, 3000):
+        fails.append("meter: allocations 4000, 1000, free 4000, 2000 (and a free of an older "
+                     "tensor): peak %s end %s, want 5000 3000" % (m.peak, m.end))
+    del b, c
+    with MT.AllocatorMeter("cpu") as m:
+        pass
+    if (m.peak, m.end) != (0, 0):
+        fails.append("meter: an empty block: peak %s end %s" % (m.peak, m.end))
+    return fails
+
+
+def small_net():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                         nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+
+
+def check_loop_memory():
+    """5."""
+    fails = []
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(8, 3, 16, 16, generator=g), torch.randint(0, 10, (8,), generator=g)
+    model = small_net()
+    eager = copy.deepcopy(model)
+    step = remat_torch.plan(model, x, ce, example_target=y, budget="100%", time_limit=1)
+    grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    # One step from .grad = None: afterwards the allocator holds the
+    # gradients and nothing else of the step (the loss is 4 bytes).
+    with MT.AllocatorMeter("cpu") as m:
+        loss = step(x, y)
+    if m.end != grad_bytes + loss.numel() * loss.element_size():
+        fails.append("after a step the allocator holds %d bytes more than before; the "
+                     "gradients are %d, the loss %d" % (m.end, grad_bytes, loss.element_size()))
+    del loss
+
+    def loop(mod, fn, n=3):
+        opt = torch.optim.SGD(mod.parameters(), lr=0.01)
+        for p in mod.parameters():
+            p.grad = None
+        with MT.AllocatorMeter("cpu") as meter:
+            for _ in range(n):
+                opt.zero_grad(set_to_none=True)
+                fn()
+                opt.step()
+        return meter.peak
+
+    def eager_step():
+        ce(eager(x), y).backward()
+    pe = loop(eager, eager_step)
+    pp = loop(model, lambda: step(x, y))
+    if pp > pe * 1.001:
+        fails.append("the usual loop: a plan at 100%% peaks at %d bytes, eager at %d (%+.3f%%)"
+                     % (pp, pe, 100.0 * (pp / pe - 1)))
+    print("     loop peak: eager %d, plan at 100%% %d (%+.3f%%); gradients %d"
+          % (pe, pp, 100.0 * (pp / pe - 1), grad_bytes))
+    return fails
+
+
+def check_real_peak():
+    """6."""
+    fails = []
+    g = torch.Generator().manual_seed(4)
+    x, y = torch.randn(8, 3, 16, 16, generator=g), torch.randint(0, 10, (8,), generator=g)
+    step = remat_torch.plan(small_net(), x, ce, example_target=y, budget="lowest",
+                            time_limit=1, meter=True)
+    step(x, y)
+    L = step.last
+    if L.recomputes < 1:
+        fails.append("lowest: nothing recomputed (%s)" % step.summary)
+    if not L.measured_peak <= L.real_peak <= 1.02 * L.simulated_peak:
+        fails.append("lowest: real peak %s, simulated %d, held by the executor %d"
+                     % (L.real_peak, L.simulated_peak, L.measured_peak))
+    print("     lowest: simulated %d, real %d (%+.2f%%), held %d"
+          % (L.simulated_peak, L.real_peak, 100.0 * (L.real_peak / L.simulated_peak - 1),
+             L.measured_peak))
+    return fails
+
+
+def check_device_memory():
+    """7."""
+    fails = []
+    g = torch.Generator().manual_seed(5)
+    x, y = torch.randn(8, 3, 16, 16, generator=g), torch.randint(0, 10, (8,), generator=g)
+    model = small_net()
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    opt = torch.optim.Adam(model.parameters())
+    if api.optimizer_state_bytes(opt) != 2 * params:
+        fails.append("Adam before a step: %d, want %d" % (api.optimizer_state_bytes(opt),
+                                                         2 * params))
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    if api.optimizer_state_bytes(sgd) != params:
+        fails.append("SGD with momentum: %d, want %d" % (api.optimizer_state_bytes(sgd), params))
+    ref = remat_torch.plan(copy.deepcopy(model), x, ce, example_target=y, budget="100%",
+                           time_limit=1)
+    fixed = params + buffers + 2 * params
+    total = fixed + ref.plan.peak
+    step = remat_torch.plan(model, x, ce, example_target=y, memory=total,
+                            optimizer_state=opt, time_limit=1)
+    if step.budget_bytes != ref.plan.peak or step.memory.fixed != fixed:
+        fails.append("memory %d: plan budget %s (want %d), fixed %d (want %d)"
+                     % (total, step.budget_bytes, ref.plan.peak, step.memory.fixed, fixed))
+    step(x, y)
+    opt.step()
+    if api.optimizer_state_bytes(opt) != 2 * params + 4 * len(opt.state):
+        # Adam's state: exp_avg and exp_avg_sq per parameter, and a step
+        # count (a float32 scalar tensor in torch 1.13) each.
+        fails.append("Adam after a step: %d, want %d" % (api.optimizer_state_bytes(opt),
+                                                        2 * params + 4 * len(opt.state)))
+    # Too little memory: the error names the fixed part and the lowest.
+    try:
+        remat_torch.plan(small_net(), x, ce, example_target=y, memory=fixed + 1024,
+                         optimizer_state=2 * params, time_limit=1)
+        fails.append("memory of fixed + 1 KiB: no PlanError")
+    except api.PlanError as e:
+        msg = str(e)
+        if e.exit_code != 3 or "fixed" not in msg or "lowest memory" not in msg or \
+                e.lowest_memory is None or e.fixed_bytes != fixed:
+            fails.append("memory too small: %s (exit %s, lowest %s, fixed %s)"
+                         % (msg, e.exit_code, e.lowest_memory, e.fixed_bytes))
+        else:
+            try:
+                st = remat_torch.plan(small_net(), x, ce, example_target=y,
+                                      memory=e.lowest_memory, optimizer_state=2 * params,
+                                      time_limit=1)
+                if st.plan.peak + fixed > e.lowest_memory:
+                    fails.append("at the lowest memory named: peak %d + fixed %d > %d"
+                                 % (st.plan.peak, fixed, e.lowest_memory))
+            except api.PlanError as e2:
+                fails.append("planning at the lowest memory the error named (%d): %s"
+                             % (e.lowest_memory, e2))
+    try:
+        remat_torch.plan(small_net(), x, ce, example_target=y, memory=1000)
+        fails.append("memory below the fixed part: no PlanError")
+    except api.PlanError as e:
+        if "fixed part alone" not in str(e):
+            fails.append("memory below the fixed part: %s" % e)
+    try:
+        remat_torch.plan(small_net(), x, ce, example_target=y, memory="1GiB", budget="50%")
+        fails.append("memory and budget together were accepted")
+    except ValueError:
+        pass
+    return fails
+
+
+def main():
+    passed = failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, fn in (("every way a parameter is read: eager's gradient",
+                          check_parameter_reads),
+                         ("what cannot be mapped fails at export", check_refused),
+                         ("check fails on a planted mismatch",
+                          lambda: check_planted_mismatch(tmp)),
+                         ("the allocator meter on hand-worked cases", check_meter),
+                         ("the usual loop holds no more than eager", check_loop_memory),
+                         ("real peak against the plan at the lowest budget", check_real_peak),
+                         ("budgets in device memory", check_device_memory)):
+            t0 = time.time()
+            fails = fn()
+            for f in fails:
+                print("FAIL", f)
+            print("%s %s (%.0f s)" % ("ok  " if not fails else "FAIL", name, time.time() - t0),
+                  flush=True)
+            passed += not fails
+            failed += bool(fails)
+    print("remat_torch training: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
