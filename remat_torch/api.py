@@ -1,23 +1,27 @@
 """Training with a plan: remat_torch.plan(model, example_inputs, loss_fn,
-budget, planner) exports the joint graph of one training step, asks the C
-planner (`remat plan`) for a schedule within the budget and returns a Step;
+memory= or budget=, planner) exports the joint graph of one training step,
+asks the C planner (`remat plan`) for a schedule and returns a Step;
 `loss = step(inputs, target)` runs that schedule and leaves the gradients
 in each parameter's .grad exactly as loss.backward() would (added to what
 is there).
 
     import remat_torch
+    opt = torch.optim.AdamW(model.parameters())
     step = remat_torch.plan(model, (x,), torch.nn.functional.cross_entropy,
-                            example_target=y, budget="60%", planner="auto")
+                            example_target=y, memory="2GiB", optimizer_state=opt)
     for x, y in loader:
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)
         loss = step(x, y)
         opt.step()
 
+memory is what the whole step may hold on the device: the fixed part
+(parameters, buffers, the optimizer's state) plus what the plan holds (the
+batch, activations, activation gradients and parameter gradients); budget
+is the plan's part alone.  After a call nothing of the step is held but
+the gradients in .grad and the (detached) loss; step.last keeps figures.
+
 The graph is specialised to the example's shapes, dtypes and device and to
-training mode; a batch of another shape is refused (plan again).  The budget
-counts what the schedule decides: the batch, activations, activation
-gradients and parameter gradients; parameters, buffers and optimizer state
-come on top (step.fixed_bytes).
+training mode; a batch of another shape is refused (plan again).
 """
 import json
 import os

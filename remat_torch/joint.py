@@ -730,14 +730,34 @@ def _finish(J, model, inputs, targets, measure, say):
             if len(n.keep) < 2:
                 continue
         big = max(n.keep, key=lambda i: (size[i], -i))
-        for i in n.keep:
-            if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]:
-                cid = "%s#%d" % (n.id, i)
-                new_nodes.append(JNode(cid, n.kind, [{"op": "aten.clone.default",
-                                                      "args": [{"node": n.id, "index": i}],
-                                                      "kwargs": {}}],
-                                       "copy of output %d of %s" % (i, n.calls[0]["op"])))
-                rename[(n.id, i)] = {"node": cid}
+        late = [i for i in n.keep
+                if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]]
+        if late:
+            # Copy them out when that holds fewer bytes over time (positions
+            # in the trace standing for time): the node then goes when the
+            # rest are read for the last time, while each copy duplicates its
+            # output from the node's run to the node's end.  Batch norm's
+            # mean and invstd (its output read by the next operator, the
+            # statistics by its backward, far later): copied.  Layer norm's
+            # (its output read by the next linear's backward, shortly before
+            # its own backward): kept in the node.
+            p = pos[n.id]
+            rest = [i for i in n.keep if i not in late]
+            end_all = max(last[(n.id, i)] for i in n.keep)
+            end_rest = max(last[(n.id, i)] for i in rest)
+            total = sum(size.values())
+            saved = total * (end_all - end_rest) - sum(size[i] * (last[(n.id, i)] - end_rest)
+                                                       for i in late)
+            dup = sum(size[i] * (end_rest - p) for i in late)
+            if saved <= dup:
+                late = []
+        for i in late:
+            cid = "%s#%d" % (n.id, i)
+            new_nodes.append(JNode(cid, n.kind, [{"op": "aten.clone.default",
+                                                  "args": [{"node": n.id, "index": i}],
+                                                  "kwargs": {}}],
+                                   "copy of output %d of %s" % (i, n.calls[0]["op"])))
+            rename[(n.id, i)] = {"node": cid}
     J.nodes = new_nodes
     J.reindex()
     copies = {r["node"] for r in rename.values() if "index" not in r}
@@ -841,6 +861,8 @@ def _finish(J, model, inputs, targets, measure, say):
     J.source = {
         "exporter": "remat_torch.joint v%d" % JOINT_VERSION,
         "torch": torch.__version__,
+        # Operators' temporaries (the workspace) depend on the thread count.
+        "threads": torch.get_num_threads(),
         "params_bytes": sum(p.numel() * p.element_size()
                             for p in dict(model.named_parameters()).values()),
         "buffers_bytes": sum(b.numel() * b.element_size()
