@@ -294,6 +294,7 @@ class Step:
     def _bind(self, inputs, targets):
         if isinstance(inputs, torch.Tensor):
             inputs = (inputs,)
+        JT.check_batch(tuple(inputs), tuple(targets))
         b = JT.bind_model(self.graph, self.model, tuple(inputs), tuple(targets))
         for nid in self.graph.inputs:
             want = self._specs.get(nid) if self._specs else None

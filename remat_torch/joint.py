@@ -389,14 +389,30 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     *targets) -> scalar) and build its Joint (see the module docstring).
     The model's parameters and buffers are not changed."""
     say = progress or (lambda msg: None)
-    model.train()
     inputs, targets = tuple(inputs), tuple(targets)
-    say("tracing one training step (make_fx, then functionalization)")
-    gm, boundary, pnames, bnames = trace_fx(model, inputs, loss_fn, targets)
-    say("building the graph from %d FX nodes" % len(gm.graph.nodes))
-    J = _from_fx(gm, boundary, model, inputs, targets, pnames, bnames)
-    _finish(J, model, inputs, targets, measure, say)
+    check_batch(inputs, targets)
+    was_training = model.training
+    model.train()
+    try:
+        say("tracing one training step (make_fx, then functionalization)")
+        gm, boundary, pnames, bnames = trace_fx(model, inputs, loss_fn, targets)
+        say("building the graph from %d FX nodes" % len(gm.graph.nodes))
+        J = _from_fx(gm, boundary, model, inputs, targets, pnames, bnames)
+        _finish(J, model, inputs, targets, measure, say)
+    finally:
+        model.train(was_training)
     return J
+
+
+def check_batch(inputs, targets=()):
+    """A batch tensor that requires grad would get a gradient from eager
+    PyTorch (x.grad) that the plan never computes: refused, named."""
+    for kind, ts in (("model input", inputs), ("loss target", targets)):
+        for i, t in enumerate(ts):
+            if isinstance(t, torch.Tensor) and t.requires_grad:
+                raise JointError("%s %d requires grad: the plan computes the parameters' "
+                                 "gradients only (pass it detached, or make it a parameter)"
+                                 % (kind, i))
 
 
 def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):

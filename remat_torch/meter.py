@@ -81,10 +81,7 @@ def quiet_unsized_frees():
 
 def _profiler():
     from torch.profiler import ProfilerActivity, profile
-    acts = [ProfilerActivity.CPU]
-    if torch.cuda.is_available():
-        acts.append(ProfilerActivity.CUDA)
-    return profile(activities=acts, profile_memory=True)
+    return profile(activities=[ProfilerActivity.CPU], profile_memory=True)
 
 
 def memory_events(prof, device_type="cpu"):
@@ -99,17 +96,6 @@ def memory_events(prof, device_type="cpu"):
         if dt == want:
             out.append((e.start_us(), e.nbytes()))
     out.sort(key=lambda x: x[0])  # stable: ties keep the recorded order
-    return out
-
-
-def ranges(prof, prefix):
-    """{name: (start us, end us)} of the record_function ranges whose name
-    starts with prefix."""
-    out = {}
-    for e in prof.profiler.kineto_results.events():
-        nm = e.name()
-        if nm.startswith(prefix) and nm != "[memory]":
-            out[nm[len(prefix):]] = (e.start_us(), e.start_us() + e.duration_us())
     return out
 
 

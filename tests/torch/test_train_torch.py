@@ -13,7 +13,8 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
    functional code, a frozen layer (its .grad stays None); five AdamW steps
    give eager's losses;
 2. what cannot be mapped fails at export, naming it: a parameter also held
-   in a plain list, a tensor that requires grad but is no parameter;
+   in a plain list, a tensor that requires grad but is no parameter, a
+   model input that requires grad;
 3. `check` exits 1 on a planted mismatch with eager (a model whose forward
    differs from call to call), naming the tolerance;
 4. the meter (remat_torch/meter.py) on sequences worked out by hand: the
@@ -260,6 +261,13 @@ def check_refused():
             if missing:
                 fails.append("%s: the message does not name %s: %s"
                              % (type(model).__name__, missing, e))
+    try:
+        remat_torch.plan(nn.Linear(6, 2), x.clone().requires_grad_(), lambda o: o.sum(),
+                         time_limit=1)
+        fails.append("an input that requires grad was accepted (eager would give it .grad)")
+    except JT.JointError as e:
+        if "model input 0 requires grad" not in str(e):
+            fails.append("an input that requires grad: %s" % e)
     return fails
 
 
