@@ -113,7 +113,10 @@ def main():
                 step = remat_torch.plan(model, x, lf, example_target=y, budget=budget,
                                         time_limit=a.time_limit)
             except api.PlanError as e:
-                rows.append("| %s | %s | no schedule: %s | | | | | | |" % (name, budget, e))
+                low = getattr(e, "lowest_budget", None)
+                rows.append("| %s | %s | no schedule (the lowest budget auto reaches: %s) "
+                            "| | | | | | |" % (name, budget, "none" if low is None
+                                               else mib(low) + " MiB"))
                 print(rows[-1], flush=True)
                 continue
             plan_s = time.time() - t0
