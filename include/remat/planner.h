@@ -76,6 +76,9 @@ struct remat_plan_report {
 	double final_s;        /* ... and to the schedule returned */
 	char order[16];        /* the order planned in ("file", "best", ...) */
 	int64_t order_peak;    /* its no-remat peak (bytes), -1 when not reordered */
+	int64_t solver_crashes; /* MILP solves lost because the solver's process
+				   crashed (filled in by remat_plan_run()) */
+	int crash_signal;      /* the signal of the last one (SIGSEGV ...), 0 if none */
 };
 
 struct remat_plan_request {

@@ -87,6 +87,8 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 		remat_i_json_write_str(f, report->order);
 		fprintf(f, ", \"order_peak\": %lld", (long long)report->order_peak);
 	}
+	if (report)
+		fprintf(f, ", \"solver_crashes\": %lld", (long long)report->solver_crashes);
 	if (report && report->note[0]) {
 		fputs(", \"note\": ", f);
 		remat_i_json_write_str(f, report->note);

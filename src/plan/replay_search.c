@@ -72,6 +72,7 @@
 #include "plan/keep_pass.h"
 #include "plan/replay_search.h"
 #include "plan/seq_moves.h"
+#include "solver/milp.h"
 
 /* Scores between progress reports. */
 #define REPORT_EVERY 256
@@ -417,12 +418,19 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 				C[t].rng = remat_i_rand_next(&rng);
 		}
 		if (rc == REMAT_OK) {
-			for (t = 1; t < threads; t++)
+			for (t = 1; t < threads; t++) {
+				/* Counted before it starts: no solve forks meanwhile. */
+				remat_i_threads_add(1);
 				started[t] = pthread_create(&tid[t], NULL, climb, &C[t]) == 0;
+				if (!started[t])
+					remat_i_threads_add(-1);
+			}
 			climb(&C[0]);
 			for (t = 1; t < threads; t++)
-				if (started[t])
+				if (started[t]) {
 					pthread_join(tid[t], NULL);
+					remat_i_threads_add(-1);
+				}
 		}
 		for (t = 0; t < threads; t++) {
 			if (t > 0 && !started[t])

@@ -14,6 +14,7 @@
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
+#include "solver/milp.h"
 
 int remat_plan_expired(const struct remat_plan_request *req)
 {
@@ -254,6 +255,26 @@ static int reorder_for(const struct remat_planner *p, const struct remat_plan_re
 	return rc;
 }
 
+/*
+ * Solves lost to solver crashes during this plan (issue 36): counted in
+ * the report and said in its note, so that a run that lost work says so.
+ */
+static void report_crashes(struct remat_plan_report *r, int64_t n)
+{
+	int sig = 0;
+	size_t len;
+
+	if (n <= 0)
+		return;
+	remat_i_milp_crashes(&sig);
+	r->solver_crashes = n;
+	r->crash_signal = sig;
+	len = strlen(r->note);
+	snprintf(r->note + len, sizeof(r->note) - len, "%s%lld MILP solve%s lost to a crash "
+		 "of the solver (signal %d, %s)", len ? "; " : "", (long long)n, n == 1 ? "" : "s",
+		 sig, strsignal(sig));
+}
+
 int remat_plan_run(const struct remat_planner *p,
 		   const struct remat_plan_request *req,
 		   struct remat_schedule *out, struct remat_sim_result *res,
@@ -261,6 +282,7 @@ int remat_plan_run(const struct remat_planner *p,
 {
 	const struct remat_graph *g = req->graph;
 	int64_t lb = remat_i_least_peak(g);
+	int64_t crashes0 = remat_i_milp_crashes(NULL);
 	struct remat_graph *pg = NULL;
 	int32_t *map = NULL;
 	int rc;
@@ -335,6 +357,8 @@ int remat_plan_run(const struct remat_planner *p,
 				p->name, b, (long long)req->budget, pk, (long long)res->peak_mem);
 	}
 done:
+	if (req->report)
+		report_crashes(req->report, remat_i_milp_crashes(NULL) - crashes0);
 	remat_graph_free(pg);
 	free(map);
 	return rc;

@@ -16,11 +16,19 @@
  * remat is killed (core/proc.c).
  *
  * The child only runs the solver and _exit()s, which is safe after
- * fork() in the single-threaded CLI; a multithreaded library user should
- * know that MILP solves fork.
+ * fork() in a single-threaded process.  remat's own threads (the order
+ * search's climbers) are joined before any solve; remat_i_threads_add()
+ * counts them and a solve refuses to fork while one runs.  A
+ * multithreaded library user should know that MILP solves fork.
+ *
+ * A child that dies by a signal the parent did not send (CBC 2.10.8's
+ * SIGSEGV in CglPreProcess::postProcess: issue 36, see lns.c) is counted:
+ * res->crashed says which signal, and remat_i_milp_crashes() keeps the
+ * thread's total, which the plan's report carries to the user.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +41,22 @@
 #include "remat/planner.h"
 #include "core/proc.h"
 #include "solver/milp.h"
+
+static _Thread_local int64_t crashes;
+static _Thread_local int crash_signal;
+static atomic_int threads_running;
+
+int64_t remat_i_milp_crashes(int *last_signal)
+{
+	if (last_signal)
+		*last_signal = crash_signal;
+	return crashes;
+}
+
+void remat_i_threads_add(int delta)
+{
+	atomic_fetch_add(&threads_running, delta);
+}
 
 /* Seconds the child may overrun the deadline before it is killed. */
 #define GRACE 0.25
@@ -206,6 +230,10 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 
 	remat_i_milp_result_init(res);
 	times(opts, &co.deadline, &limit);
+	if (atomic_load(&threads_running) != 0)
+		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: %d other thread(s) of "
+				  "remat are running, and a solve forks", name,
+				  atomic_load(&threads_running));
 	if (pipe(fds) != 0)
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: pipe: %s", name,
 				  strerror(errno));
@@ -257,6 +285,19 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 		kill(pid, SIGKILL);
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
+	/*
+	 * Our SIGKILL (deadline, stop, or after the pipe broke) ends a child
+	 * that is still alive; one that died of anything else before it
+	 * answered crashed.  A SIGKILL when the child had not answered and we
+	 * had not given up on it (got == -1: it closed the pipe) is someone
+	 * else's (the OOM killer): a crash too.
+	 */
+	if (got != 0 && WIFSIGNALED(wstatus) &&
+	    (WTERMSIG(wstatus) != SIGKILL || got == -1)) {
+		res->crashed = WTERMSIG(wstatus);
+		crashes++;
+		crash_signal = res->crashed;
+	}
 	if (got == -2)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for %s's solution", name);
 	if (got != 0) {

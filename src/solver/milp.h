@@ -99,6 +99,8 @@ struct remat_i_milp_result {
 	double bound;          /* best proven lower bound, NaN if none */
 	int stopped;           /* the deadline stopped the search */
 	int64_t nodes;         /* branch-and-bound nodes, -1 unknown */
+	int crashed;           /* the solver's process died by this signal
+				  (SIGSEGV ...) before it answered; 0 if not */
 };
 
 void remat_i_milp_result_init(struct remat_i_milp_result *r);
@@ -114,6 +116,21 @@ void remat_i_milp_result_release(struct remat_i_milp_result *r);
 int remat_i_milp_solve(enum remat_i_milp_backend b, const struct remat_i_milp *m,
 		       const struct remat_i_milp_opts *opts,
 		       struct remat_i_milp_result *res, struct remat_error *err);
+
+/*
+ * Solves lost to a crash of the solver's process (res->crashed) on this
+ * thread since it started, and the signal of the last one (0: none):
+ * remat_plan_run() reports the ones of a plan (report->solver_crashes).
+ */
+int64_t remat_i_milp_crashes(int *last_signal);
+
+/*
+ * Threads of remat running beside the caller (the order search's
+ * climbers): a solve forks, and the child of a multithreaded process may
+ * only make async-signal-safe calls, so remat_i_milp_isolate() refuses to
+ * fork while any run (REMAT_EINTERNAL).  The climbers count themselves.
+ */
+void remat_i_threads_add(int delta);
 
 /* A backend, run in the calling process (deadline checked where it can). */
 typedef int (*remat_i_milp_solve_fn)(const struct remat_i_milp *m,

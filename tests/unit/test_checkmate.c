@@ -5,7 +5,9 @@
  * its points satisfy its rows), warm starts, the GLPK error hook.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -595,6 +597,80 @@ static void test_hard_time(void **state)
 	remat_i_milp_release(&m);
 }
 
+/* A backend that crashes as CBC 2.10.8 does (SIGSEGV), or hangs. */
+static int crashing_solve(const struct remat_i_milp *m, const struct remat_i_milp_opts *o,
+			  struct remat_i_milp_result *r, struct remat_error *e)
+{
+	(void)m;
+	(void)o;
+	(void)r;
+	(void)e;
+	signal(SIGSEGV, SIG_DFL); /* not a sanitizer's report: the plain crash */
+	raise(SIGSEGV);
+	return REMAT_OK;
+}
+
+static int hanging_solve(const struct remat_i_milp *m, const struct remat_i_milp_opts *o,
+			 struct remat_i_milp_result *r, struct remat_error *e)
+{
+	(void)m;
+	(void)o;
+	(void)r;
+	(void)e;
+	for (;;)
+		pause();
+	return REMAT_OK;
+}
+
+/*
+ * Issue 36: a child that dies by a signal is a crash, counted with its
+ * signal (res.crashed, remat_i_milp_crashes()); one killed at its
+ * deadline is not; no solve forks while another thread of remat runs.
+ */
+static void test_isolate_crash(void **state)
+{
+	struct remat_i_milp m;
+	struct remat_i_milp_opts mo;
+	struct remat_i_milp_result mr;
+	struct remat_error err;
+	int64_t before;
+	int sig = 0;
+
+	(void)state;
+	one_var_model(&m);
+	memset(&mo, 0, sizeof(mo));
+	before = remat_i_milp_crashes(NULL);
+	assert_int_equal(remat_i_milp_isolate(crashing_solve, "crasher", &m, &mo, &mr, &err),
+			 REMAT_OK);
+	assert_int_equal(mr.status, REMAT_I_MILP_NOSOLUTION);
+	assert_int_equal(mr.crashed, SIGSEGV);
+	assert_null(mr.x);
+	assert_int_equal(remat_i_milp_crashes(&sig), before + 1);
+	assert_int_equal(sig, SIGSEGV);
+	remat_i_milp_result_release(&mr);
+	/* Killed at its deadline: stopped, not crashed. */
+	mo.deadline = remat_now() + 0.2;
+	assert_int_equal(remat_i_milp_isolate(hanging_solve, "hanger", &m, &mo, &mr, &err),
+			 REMAT_OK);
+	assert_int_equal(mr.status, REMAT_I_MILP_NOSOLUTION);
+	assert_true(mr.stopped);
+	assert_int_equal(mr.crashed, 0);
+	assert_int_equal(remat_i_milp_crashes(NULL), before + 1);
+	remat_i_milp_result_release(&mr);
+	/* Another thread running: refused, nothing forked. */
+	remat_i_threads_add(1);
+	memset(&mo, 0, sizeof(mo));
+	assert_int_equal(remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &mo, &mr, &err),
+			 REMAT_EINTERNAL);
+	assert_non_null(strstr(err.msg, "thread"));
+	remat_i_threads_add(-1);
+	assert_int_equal(remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &mo, &mr, &err), REMAT_OK);
+	assert_int_equal(mr.status, REMAT_I_MILP_OPTIMAL);
+	assert_int_equal(mr.crashed, 0);
+	remat_i_milp_result_release(&mr);
+	remat_i_milp_release(&m);
+}
+
 static void test_options(void **state)
 {
 	struct remat_graph *g = tu_graph(TU_KUMAR);
@@ -625,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_glpk_error_hook),
 		cmocka_unit_test(test_fixed_binaries),
 		cmocka_unit_test(test_hard_time),
+		cmocka_unit_test(test_isolate_crash),
 		cmocka_unit_test(test_options),
 	};
 
