@@ -1031,7 +1031,8 @@ static int recomputes_in(const struct lns *L, int32_t a, int32_t b)
 static int stop_now(const struct lns *L)
 {
 	return remat_plan_expired(L->req) ||
-	       (L->o->max_windows > 0 && L->st->windows >= L->o->max_windows);
+	       (L->o->max_windows > 0 && L->st->windows >= L->o->max_windows) ||
+	       (L->o->target > 0 && L->cost <= L->o->target);
 }
 
 /* Is c computed in stage t of the current point? */
@@ -1229,7 +1230,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	remat_error_clear(&e);
 	rc = remat_i_replay_search(req, L->o->caller, orders, k, L->o->replay_threads, 0, stall,
 				   deadline,
-				   L->st->cost * (1 - 1e-12), check, rs, rst, &e);
+				   L->st->cost * (1 - 1e-12), check, L->o->target, rs, rst, &e);
 	L->st->replay_evals = rst->evals;
 	L->st->replay_cost = rst->cost;
 	if (rc == REMAT_ENOFIT) {
@@ -1293,6 +1294,8 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
 		goto done;
 	}
+	if (o->target > 0 && r.cost <= o->target)
+		return REMAT_OK; /* already as good as asked */
 	/* Step 0: a cheaper start from the order search, when it recomputes. */
 	if (o->replay_share > 0 && r.cost > remat_i_least_cost(g) * (1 + 1e-12)) {
 		rc = replay_start(&L, start, order, &rs, &rst, err);
@@ -1300,6 +1303,8 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 			goto done;
 		if (st->cost < st->start_cost)
 			start = &rs;
+		if (o->target > 0 && st->cost <= o->target)
+			goto done; /* out holds the search's schedule */
 	}
 	/* Step 1: the order of the start's first computations. */
 	rc = remat_order_from_schedule(g, start, order, err);

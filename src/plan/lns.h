@@ -24,6 +24,8 @@ struct remat_i_lns_opts {
 	int64_t replay_stall;    /* its scores without improvement before it
 				    stops; 0: 2000 + 8 per node (default) */
 	int replay_threads;      /* its climbers, one thread each (default 2) */
+	double target;           /* stop once the cost is at most this (a lower
+				    bound plus the caller's gap); 0: none */
 };
 
 /* The defaults above. */

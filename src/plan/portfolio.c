@@ -220,7 +220,7 @@ int remat_i_portfolio_run(const struct remat_plan_request *req,
 	struct ordered ord[MAX_ORDERS];
 	double deadline = pf->deadline > 0 ? pf->deadline : req->deadline;
 	double t0 = remat_now();
-	int rc = REMAT_OK, offered = 0, stop = 0, n_ord = 0, oi, k, nrerun = 0, i;
+	int rc = REMAT_OK, offered = 0, stop = 0, n_ord = 0, oi, k, nrerun = 0, i, pass;
 	struct rerun { const struct remat_planner *const *pp; int oi; } rerun[MAX_RERUN];
 
 	remat_schedule_init(&cand);
@@ -232,30 +232,53 @@ int remat_i_portfolio_run(const struct remat_plan_request *req,
 		sub.n_options = 0;
 		sub.progress = NULL;
 	}
-	rc = build_orders(req, pf, deadline, ord, &n_ord, err);
-	pf->n_orders = n_ord;
-	for (pp = remat_planner_list(); rc == REMAT_OK && *pp && !stop; pp++) {
-		if (!is_fast(*pp))
-			continue;
-		for (oi = 0; oi < n_ord && rc == REMAT_OK && !stop; oi++) {
-			double start = remat_now();
+	/*
+	 * First every planner in the file's order, then (unless the offer
+	 * callback stopped it: a schedule within the caller's gap of a bound)
+	 * the other orders, found only then: an answer the first pass proves
+	 * good enough never waits for the order search (issue 30).  The time
+	 * shares count the orders to come.
+	 */
+	ord[0].g = NULL;
+	ord[0].map = NULL;
+	n_ord = 1;
+	pf->order_peak = req->graph->no_remat_peak;
+	pf->n_orders = !pf->orders || req->order == REMAT_ORDER_FILE ? 1 :
+		req->order == REMAT_ORDER_BEST || req->order == REMAT_ORDER_BUDGET ? MAX_ORDERS : 2;
+	for (pass = 0; pass < 2 && rc == REMAT_OK && !stop; pass++) {
+		int from = n_ord;
 
-			rc = run_one(req, pf, *pp, pp, &sub, &ord[oi], n_ord - oi, deadline, 0, t0,
-				     &cand, &offered, &stop, err);
-			if (rc == PF_DEADLINE) {
-				rc = REMAT_OK;
-				stop = 1;
-			}
-			/*
-			 * A run that used up its share (it stopped at its
-			 * deadline, with or without a schedule) may do better
-			 * with what the faster ones leave over.
-			 */
-			if (!stop && pf->share_time && sub.deadline > 0 && sub.deadline < deadline &&
-			    remat_now() >= start + 0.9 * (sub.deadline - start) &&
-			    nrerun < MAX_RERUN) {
-				rerun[nrerun].pp = pp;
-				rerun[nrerun++].oi = oi;
+		if (pass == 1) {
+			rc = build_orders(req, pf, deadline, ord, &n_ord, err);
+			pf->n_orders = n_ord;
+			from = 1;
+		}
+		for (pp = remat_planner_list(); rc == REMAT_OK && *pp && !stop; pp++) {
+			if (!is_fast(*pp))
+				continue;
+			for (oi = pass == 0 ? 0 : from; oi < (pass == 0 ? 1 : n_ord) && rc == REMAT_OK &&
+			     !stop; oi++) {
+				double start = remat_now();
+
+				rc = run_one(req, pf, *pp, pp, &sub, &ord[oi],
+					     (pass == 0 ? pf->n_orders : n_ord) - oi, deadline, 0, t0,
+					     &cand, &offered, &stop, err);
+				if (rc == PF_DEADLINE) {
+					rc = REMAT_OK;
+					stop = 1;
+				}
+				/*
+				 * A run that used up its share (it stopped at its
+				 * deadline, with or without a schedule) may do
+				 * better with what the faster ones leave over.
+				 */
+				if (!stop && pf->share_time && sub.deadline > 0 &&
+				    sub.deadline < deadline &&
+				    remat_now() >= start + 0.9 * (sub.deadline - start) &&
+				    nrerun < MAX_RERUN) {
+					rerun[nrerun].pp = pp;
+					rerun[nrerun++].oi = oi;
+				}
 			}
 		}
 	}

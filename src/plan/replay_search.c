@@ -63,6 +63,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,8 @@ struct climb_ctx {
 	int64_t max_evals, stall;
 	int64_t base;           /* replays before the climb (the start's) */
 	double deadline, target, check, t0;
+	double good;            /* stop at this cost or less (0: no such stop) */
+	atomic_int done;        /* a climber reached good: all stop */
 	pthread_mutex_t mu;
 	double shown;           /* best cost of any climber (display only) */
 };
@@ -288,7 +291,8 @@ static void *climb(void *arg)
 	int rc = REMAT_OK;
 
 	while (since < cx->stall && (cx->max_evals <= 0 || cx->base + C->evals < cx->max_evals) &&
-	       !(cx->deadline > 0 && remat_now() >= cx->deadline) && !remat_plan_expired(req)) {
+	       !(cx->deadline > 0 && remat_now() >= cx->deadline) && !remat_plan_expired(req) &&
+	       !atomic_load(&cx->done)) {
 		int32_t a, b;
 
 		if (C->best >= cx->target &&
@@ -315,6 +319,8 @@ static void *climb(void *arg)
 			if (c < cx->shown)
 				cx->shown = c;
 			pthread_mutex_unlock(&cx->mu);
+			if (cx->good > 0 && c <= cx->good)
+				atomic_store(&cx->done, 1);
 		} else if (c > C->best) {
 			remat_i_seq_undo(&R->S, a, b);
 		}
@@ -330,7 +336,7 @@ static void *climb(void *arg)
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
 			  const int32_t *const *orders, int norders, int threads,
 			  int64_t max_evals, int64_t stall, double deadline, double target,
-			  double check, struct remat_schedule *out,
+			  double check, double good, struct remat_schedule *out,
 			  struct remat_i_replay_search_stats *st, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
@@ -353,7 +359,8 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		threads = MAX_THREADS;
 	cx = (struct climb_ctx){ .caller = caller, .max_evals = max_evals, .stall = stall,
 				 .deadline = deadline, .target = target, .check = check,
-				 .t0 = remat_now() };
+				 .good = good, .t0 = remat_now() };
+	atomic_init(&cx.done, 0);
 	if (pthread_mutex_init(&cx.mu, NULL))
 		return REMAT_FAIL(err, REMAT_ENOMEM, "cannot create a mutex for the order search");
 	memset(C, 0, sizeof(C));

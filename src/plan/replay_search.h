@@ -30,7 +30,9 @@ struct remat_i_replay_search_stats {
  * included; 0: no cap), at deadline (a remat_now() value; 0: none) or
  * when req expires; and, while its best costs target or more (a schedule
  * it should beat; HUGE_VAL: none), after stall / 4 replays or at check (a
- * remat_now() value; 0: none).  out receives the cheapest schedule found
+ * remat_now() value; 0: none).  Every climber stops as soon as one has a
+ * schedule costing good or less (a bound plus a gap; 0: none).  out
+ * receives the cheapest schedule found
  * (compute-only, valid and within the budget by the simulator) and
  * REMAT_OK; REMAT_ENOFIT when no replay fitted; REMAT_ENOMEM.
  * Deterministic for req->seed and threads when neither deadline stops
@@ -42,7 +44,7 @@ struct remat_i_replay_search_stats {
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
 			  const int32_t *const *orders, int norders, int threads,
 			  int64_t max_evals, int64_t stall, double deadline, double target,
-			  double check, struct remat_schedule *out,
+			  double check, double good, struct remat_schedule *out,
 			  struct remat_i_replay_search_stats *st, struct remat_error *err);
 
 #endif

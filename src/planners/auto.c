@@ -10,16 +10,19 @@
  *    memory above the budget; remat/order.h), within AUTO_PORTFOLIO_SHARE
  *    of the time limit.
  * 2. Keep the cheapest valid schedule within budget (ties: lower peak).
- * 3. Stop early when a schedule costs no more than the least any schedule
- *    can cost (every node an output depends on, computed once), or when
+ * 0. First the lower bounds every schedule obeys, cheapest first: each
+ *    node an output needs computed once, then the cut bound
+ *    (remat/bound.h, a bound in every order) for AUTO_CUT_SHARE of the
+ *    time limit.  The best of them is the target: as soon as a schedule
+ *    is within --gap G of it (relative to the schedule's cost, default
+ *    AUTO_GAP: 0.01%), auto stops, wherever it is (issue 30), and the
+ *    note says which bound proved it.  A proof that nothing fits names
+ *    the node in the no-fit message.
+ * 3. Stop early when a schedule is within the gap of the bound, or when
  *    the deadline has passed (no planner starts after it).  With a time
  *    limit, each planner gets an equal share of the time still left;
  *    when none found a schedule in the portfolio's share, the runs cut
  *    short get the rest of the limit.
- * 3b. The cut bound (remat/bound.h), for AUTO_CUT_SHARE of the time left:
- *    a bound on every schedule in every order; a plan that costs it is
- *    optimal and ends the search, and a proof that nothing fits names the
- *    node in the no-fit message.
  * 4. On graphs small enough for the whole MILP (checkmate_model.h), for
  *    half of the time left: the MILP in the order of the schedule's first
  *    computations, warm-started from it; its bound (within that order)
@@ -28,7 +31,7 @@
  * 5. Otherwise large-neighbourhood search (src/plan/lns.c) from the
  *    cheapest: windows of its stages re-solved with Checkmate's MILP, on
  *    graphs of every size, until the time limit (AUTO_EXACT_SECONDS
- *    without one).
+ *    without one) or until it is within the gap of the bound.
  *
  * Its cost is the minimum over the planners it ran, then only lower:
  * never worse than its best heuristic, optimal within the MILP's model
@@ -57,6 +60,8 @@
 #define AUTO_CUT_SECONDS 1.0
 /* Share of the time limit the fast planners may use. */
 #define AUTO_PORTFOLIO_SHARE 0.4
+/* Stop within this relative gap of the best lower bound (--gap). */
+#define AUTO_GAP 1e-4
 
 /*
  * Step 5: the whole MILP in the order of best's first computations, warm
@@ -126,7 +131,8 @@ done:
 struct auto_keep {
 	const struct remat_plan_request *req;
 	struct remat_i_best best;
-	double floor_cost;     /* nothing costs less: stop there */
+	double floor_cost;     /* nothing costs less (the best lower bound) */
+	double target;         /* within the gap of it: stop there */
 	char winner[64];
 	struct remat_i_portfolio *pf;
 	double t0, first_s, final_s;  /* when the first and the last kept schedule came */
@@ -157,7 +163,7 @@ static int keep_cheapest(void *ctx, const struct remat_planner *p, struct remat_
 		kept_now(k);
 	}
 	k->pf->incumbent = k->best.res.cost;
-	if (k->best.res.cost <= k->floor_cost * (1 + 1e-12))
+	if (k->best.res.cost <= k->target)
 		*stop = 1;
 	return REMAT_OK;
 }
@@ -169,11 +175,13 @@ static int polish_lns(const struct remat_plan_request *req, double deadline,
 		      struct remat_i_lns_stats *st, struct remat_error *err)
 {
 	struct remat_plan_request sub = *req;
+	struct remat_i_lns_opts lo = *o;
 	double t1 = remat_now() - k->t0;
 	int kept;
 
 	sub.deadline = deadline;
-	REMAT_TRY(remat_i_lns_improve(&sub, &k->best.sched, o, cand, st, err));
+	lo.target = k->target;
+	REMAT_TRY(remat_i_lns_improve(&sub, &k->best.sched, &lo, cand, st, err));
 	if (st->cost >= st->start_cost)
 		return REMAT_OK;
 	REMAT_TRY(remat_i_best_offer(&k->best, "lns", req->graph, req->budget, cand, NULL,
@@ -197,9 +205,74 @@ static void set_bound(const struct remat_plan_request *req, double cost, double 
 		return; /* the stronger of two bounds */
 	req->report->lower_bound = lb;
 	req->report->gap = cost > 0 ? (cost - lb) / cost : 0;
-	if (req->report->gap < 1e-9)
+	/*
+	 * The cut bound is a Lagrangian dual in floating point: on a chain
+	 * whose optimum costs 6 it gives 5.999999992.  Within 1e-8 of the
+	 * cost, the bound proves the cost (issue 30: auto now stops there
+	 * instead of having the MILP prove it again).
+	 */
+	if (req->report->gap < 1e-8) {
 		req->report->gap = 0;
+		req->report->lower_bound = cost;
+	}
 	req->report->optimal = req->report->gap == 0;
+}
+
+/*
+ * The cut bound for share seconds (it returns the best bound found by
+ * then), raising k's floor and target.  Returns its status.
+ */
+static enum remat_bound_status cut_bound(const struct remat_plan_request *req, double share,
+					 double gap, struct auto_keep *k, double *cut_lb,
+					 int32_t *cut_at)
+{
+	struct remat_progress pr = { "auto", "proving: the cut bound", -1, NAN, NAN, 0 };
+	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
+	struct remat_error e;
+	double lb = NAN;
+	int32_t at = -1;
+
+	if (share <= 0)
+		return st;
+	pr.incumbent = k->best.have ? k->best.res.cost : NAN;
+	pr.elapsed = remat_now() - k->t0;
+	remat_plan_progress(req, &pr);
+	/* A bound is extra: if it cannot be had (out of memory), plan without. */
+	if (remat_bound_cut(req->graph, req->budget, share, &lb, &st, &at, &e) != REMAT_OK)
+		return REMAT_BOUND_NOT_TRIED;
+	if (st == REMAT_BOUND_OK && (isnan(*cut_lb) || lb > *cut_lb))
+		*cut_lb = lb;
+	if (st == REMAT_BOUND_INFEASIBLE)
+		*cut_at = at;
+	if (!isnan(*cut_lb) && *cut_lb > k->floor_cost)
+		k->floor_cost = *cut_lb;
+	/* cost - bound <= gap * cost; a hair over the bound for rounding. */
+	k->target = fmax(k->floor_cost * (1 + 1e-12), k->floor_cost / (1 - gap));
+	return st;
+}
+
+/* Which bound proved a schedule within the gap, for the note. */
+static const char *bound_name(double cut_lb, double least)
+{
+	return !isnan(cut_lb) && cut_lb > least ? "the cut bound" :
+		"the least cost (each needed node computed once)";
+}
+
+/* The sub-request's options with gap=G added (the last one wins). */
+static int with_gap(const struct remat_plan_request *req, double gap, struct remat_kv **kv,
+		    char *buf, size_t bufsz, struct remat_error *err)
+{
+	int i;
+
+	*kv = malloc(sizeof(**kv) * ((size_t)req->n_options + 1));
+	if (!*kv)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	for (i = 0; i < req->n_options; i++)
+		(*kv)[i] = req->options[i];
+	snprintf(buf, bufsz, "%.17g", gap);
+	(*kv)[req->n_options].key = "gap";
+	(*kv)[req->n_options].value = buf;
+	return REMAT_OK;
 }
 
 static int auto_plan(const struct remat_plan_request *req,
@@ -211,17 +284,20 @@ static int auto_plan(const struct remat_plan_request *req,
 	struct remat_plan_report sub_report;
 	struct remat_i_lns_stats st;
 	struct remat_i_lns_opts o;
+	struct remat_kv *kv = NULL;
+	char gapbuf[32];
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end, cut_lb = NAN, floor;
+	double t0 = remat_now(), end, cut_lb = NAN, gap, cut_share;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
-	int rc;
+	int rc, stopped_at_bound = 0;
 
 	memset(&k, 0, sizeof(k));
 	memset(&st, 0, sizeof(st));
 	/* Its last stage's --lns-* options: read (and checked) before planning. */
 	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
+	REMAT_TRY(remat_opt_double(req, "gap", AUTO_GAP, 0, 0.999, &gap, err));
 	remat_plan_report_init(&sub_report);
 	k.req = req;
 	k.floor_cost = remat_i_least_cost(req->graph);
@@ -230,6 +306,15 @@ static int auto_plan(const struct remat_plan_request *req,
 	k.first_s = k.final_s = NAN;
 	remat_i_best_init(&k.best);
 	remat_schedule_init(&cand);
+	/*
+	 * Step 0: the cut bound, in any order: with a schedule, the gap and
+	 * perhaps the proof that it is optimal; without one, perhaps the
+	 * proof that none exists.  First, so that every later step can stop
+	 * as soon as it is within the gap.
+	 */
+	k.target = fmax(k.floor_cost * (1 + 1e-12), k.floor_cost / (1 - gap));
+	cut_share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - t0) : AUTO_CUT_SECONDS;
+	cut_status = cut_bound(req, cut_share, gap, &k, &cut_lb, &cut_at);
 	remat_i_portfolio_init(&pf, "auto");
 	pf.share_time = 1;
 	pf.pass_options = 1;
@@ -256,24 +341,14 @@ static int auto_plan(const struct remat_plan_request *req,
 	first_failure = pf.first_failure;
 	failure = pf.failure;
 	/*
-	 * The cut bound, in any order: with a schedule, the gap and perhaps
-	 * the proof that it is optimal; without one, perhaps the proof that
-	 * none exists.
+	 * Not within the gap yet: the cut bound once more, for twice as long
+	 * (it looks at the most promising nodes first, so a longer run only
+	 * raises it; on a busy machine the first may have stopped short).
 	 */
-	{
-		double share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - remat_now())
-			: AUTO_CUT_SECONDS;
-
-		struct remat_error e;
-
-		/* A bound is extra: if it cannot be had (out of memory), plan without. */
-		if (share > 0 && remat_bound_cut(req->graph, req->budget, share, &cut_lb,
-						 &cut_status, &cut_at, &e) != REMAT_OK)
-			cut_status = REMAT_BOUND_NOT_TRIED;
-	}
-	floor = cut_status == REMAT_BOUND_OK && cut_lb > k.floor_cost ? cut_lb : k.floor_cost;
+	if (k.best.have && k.best.res.cost > k.target && cut_status == REMAT_BOUND_OK)
+		cut_bound(req, 2 * cut_share, gap, &k, &cut_lb, &cut_at);
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
-	if (k.best.have && k.best.res.cost > floor * (1 + 1e-12)) {
+	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
 		int proven = 0;
@@ -281,23 +356,27 @@ static int auto_plan(const struct remat_plan_request *req,
 		remat_error_clear(&e);
 		prc = REMAT_OK;
 		/*
-		 * Small graphs: the whole MILP first, for half of what is left.
-		 * Proven, it ends the search at once (a 24-node chain no longer
-		 * waits out the limit in LNS windows); otherwise LNS goes on
-		 * from whatever it found.
+		 * Small graphs: the whole MILP first, for half of what is left,
+		 * stopping within the gap.  Proven, it ends the search at once (a
+		 * 24-node chain no longer waits out the limit in LNS windows);
+		 * otherwise LNS goes on from whatever it found.
 		 */
 		if (remat_i_checkmate_auto_fits(req->graph, end - remat_now())) {
 			struct remat_plan_request sub = *req;
 
+			prc = with_gap(req, gap, &kv, gapbuf, sizeof(gapbuf), &e);
+			sub.options = kv;
+			sub.n_options = req->n_options + 1;
 			sub.deadline = remat_now() + 0.5 * (end - remat_now());
-			prc = polish_exact(&sub, &k.best, &cand, &sub_report, &kept, &e);
+			if (prc == REMAT_OK)
+				prc = polish_exact(&sub, &k.best, &cand, &sub_report, &kept, &e);
 			if (kept) {
 				snprintf(k.winner, sizeof(k.winner), "checkmate");
 				kept_now(&k);
 			}
 			proven = prc == REMAT_OK && sub_report.optimal == 1;
 		}
-		if (prc == REMAT_OK && !proven && k.best.res.cost > floor * (1 + 1e-12)) {
+		if (prc == REMAT_OK && !proven && k.best.res.cost > k.target) {
 			prc = polish_lns(req, end, &o, &k, &cand, &st, &e);
 			if (prc == REMAT_OK && st.proven)
 				set_bound(req, k.best.res.cost, st.cost);
@@ -318,13 +397,19 @@ static int auto_plan(const struct remat_plan_request *req,
 		 */
 		if (k.best.have)
 			set_bound(req, k.best.res.cost, sub_report.lower_bound);
-		/* And the bounds every schedule obeys: the cut, each needed node once. */
-		if (k.best.have)
-			set_bound(req, k.best.res.cost, floor);
-	} else if (k.best.have) {
-		set_bound(req, k.best.res.cost, floor);
 	}
-	if (req->report && st.windows > 0)
+	/* And the bounds every schedule obeys: the cut, each needed node once. */
+	if (k.best.have) {
+		set_bound(req, k.best.res.cost, k.floor_cost);
+		stopped_at_bound = k.best.res.cost <= k.target;
+	}
+	if (req->report && stopped_at_bound)
+		snprintf(req->report->note, sizeof(req->report->note),
+			 "auto: stopped after %.2f s, %s of %s%s",
+			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
+			 "optimal: its cost is that" : "within the gap", bound_name(cut_lb,
+			 remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
+	else if (req->report && st.windows > 0)
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: lns ran %lld window MILPs, %lld improved the plan (cost %+.3f%%)%s",
 			 (long long)st.windows, (long long)st.improved,
@@ -365,16 +450,23 @@ static int auto_plan(const struct remat_plan_request *req,
 		req->report->final_s = k.final_s;
 	}
 done:
+	free(kv);
 	remat_schedule_release(&cand);
 	remat_i_best_release(&k.best);
 	return rc;
 }
+
+static const struct remat_planner_option auto_options[] = {
+	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
+		      "proven (default 0.0001; 0: only at the bound, or the time limit)" },
+	{ NULL, NULL, NULL }
+};
 
 const struct remat_planner remat_i_planner_auto = {
 	.name = "auto",
 	.summary = "run every fast planner (in several node orders), keep the cheapest, "
 		   "improve it by LNS with the MILP",
 	.flags = REMAT_PLANNER_ORDERS,
-	.options = NULL,
+	.options = auto_options,
 	.plan = auto_plan,
 };

@@ -323,10 +323,74 @@ static void test_random(void **state)
 	remat_schedule_release(&w);
 }
 
+/*
+ * Issue 30: auto stops once its schedule is within --gap G of a lower
+ * bound.  On random small graphs, against the brute force's optimum ex
+ * (over every schedule, every order): every bound auto reports is <= ex
+ * (a bound above a proven optimum is a bug), and a schedule it stopped
+ * with costs at most lower_bound / (1 - G), hence at most ex / (1 - G).
+ * Large gaps (20%, 5%) make the early stop frequent enough to bite.
+ */
+static void test_auto_gap(void **state)
+{
+	uint64_t rs = 20261127;
+	struct remat_schedule s;
+	struct remat_sim_result res;
+	struct remat_plan_report rep;
+	static const char *gaps[2] = { "0.2", "0.05" };
+	int gi, stopped = 0, ran = 0;
+
+	(void)state;
+	remat_schedule_init(&s);
+	for (gi = 0; gi < 40; gi++) {
+		char *json = random_graph(&rs);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak;
+		int bi, k;
+
+		for (bi = 0; bi < 3; bi++) {
+			int64_t b = bi == 0 ? lo : bi == 2 ? hi : lo + (hi - lo) / 2;
+			double ex = exhaustive_min_cost(g, b);
+
+			for (k = 0; k < 2; k++) {
+				struct remat_kv kv[1] = { { "gap", gaps[k] } };
+				double G = atof(gaps[k]);
+
+				if (run(&remat_i_planner_auto, g, b, kv, 1, &ex, &s, &res, &rep) !=
+				    REMAT_OK)
+					continue;
+				ran++;
+				assert_true(ex >= 0);
+				assert_true(res.cost >= ex - 1e-9);
+				if (!isnan(rep.lower_bound) && rep.lower_bound > ex + 1e-9)
+					fail_msg("%s budget %lld: auto's bound %g is above the optimum "
+						 "%g", json, (long long)b, rep.lower_bound, ex);
+				if (strstr(rep.note, "stopped after")) {
+					stopped++;
+					assert_false(isnan(rep.lower_bound));
+					if (res.cost * (1 - G) > rep.lower_bound * (1 + 1e-9) ||
+					    res.cost * (1 - G) > ex * (1 + 1e-9))
+						fail_msg("%s budget %lld: auto stopped at %g with gap %g, "
+							 "bound %g, optimum %g", json, (long long)b,
+							 res.cost, G, rep.lower_bound, ex);
+				}
+			}
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("auto --gap: %d runs, %d stopped within the gap of a bound\n", ran,
+		      stopped);
+	assert_true(ran >= 150);
+	assert_true(stopped >= 30);
+	remat_schedule_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_auto_gap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
