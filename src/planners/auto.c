@@ -288,10 +288,10 @@ static int auto_plan(const struct remat_plan_request *req,
 	char gapbuf[32];
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end, cut_lb = NAN, gap, cut_share;
+	double t0 = remat_now(), end, cut_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
-	int rc, stopped_at_bound = 0;
+	int rc, stopped_at_bound = 0, cut_short;
 
 	memset(&k, 0, sizeof(k));
 	memset(&st, 0, sizeof(st));
@@ -314,13 +314,16 @@ static int auto_plan(const struct remat_plan_request *req,
 	 */
 	k.target = fmax(k.floor_cost * (1 + 1e-12), k.floor_cost / (1 - gap));
 	cut_share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - t0) : AUTO_CUT_SECONDS;
+	cut_t = remat_now();
 	cut_status = cut_bound(req, cut_share, gap, &k, &cut_lb, &cut_at);
+	/* It looked at every node it would look at when it ended early. */
+	cut_short = remat_now() - cut_t >= 0.9 * cut_share;
 	remat_i_portfolio_init(&pf, "auto");
 	pf.share_time = 1;
 	pf.pass_options = 1;
 	pf.orders = 1;
 	if (req->deadline > 0)
-		pf.deadline = t0 + AUTO_PORTFOLIO_SHARE * (req->deadline - t0);
+		pf.deadline = remat_now() + AUTO_PORTFOLIO_SHARE * (req->deadline - remat_now());
 	pf.offer = keep_cheapest;
 	pf.ctx = &k;
 	/* Past the deadline no planner starts: the limit holds (issue 18). */
@@ -341,11 +344,13 @@ static int auto_plan(const struct remat_plan_request *req,
 	first_failure = pf.first_failure;
 	failure = pf.failure;
 	/*
-	 * Not within the gap yet: the cut bound once more, for twice as long
-	 * (it looks at the most promising nodes first, so a longer run only
-	 * raises it; on a busy machine the first may have stopped short).
+	 * Not within the gap yet, and the cut bound stopped at its time
+	 * share: once more, for twice as long (it looks at the most promising
+	 * nodes first, so a longer run only raises it; on a busy machine the
+	 * first may have stopped short).
 	 */
-	if (k.best.have && k.best.res.cost > k.target && cut_status == REMAT_BOUND_OK)
+	if (k.best.have && k.best.res.cost > k.target && cut_status == REMAT_BOUND_OK &&
+	    cut_short)
 		cut_bound(req, 2 * cut_share, gap, &k, &cut_lb, &cut_at);
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
 	if (k.best.have && k.best.res.cost > k.target) {
