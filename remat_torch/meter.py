@@ -11,9 +11,11 @@ module reads the allocator:
   (torch.profiler with profile_memory=True: one event per allocation, +bytes,
   and per free, -bytes), added up in time order.  The CPU allocator reports a
   free only when it saw the allocation: a tensor allocated before the block
-  and freed inside it is never subtracted.  The running sum is therefore the
-  bytes allocated inside the block and still held, an upper bound of what
-  the block adds to memory, never an underestimate.  (The allocator also logs
+  (outside any measured block) and freed inside it is never subtracted.  The
+  running sum is therefore at least what the block adds to memory, never an
+  underestimate.  (The allocator remembers every allocation made while any
+  block was measured: a tensor allocated in an earlier block and freed in
+  this one is subtracted, as the real decrease it is.)  (The allocator also logs
   a warning for each such free; it is kept off the terminal while a block is
   measured, and everything else written to stderr meanwhile is passed on.)
 

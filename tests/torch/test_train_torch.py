@@ -34,6 +34,7 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
    their state holds after a step.
 """
 import copy
+import gc
 import json
 import os
 import subprocess
@@ -316,6 +317,21 @@ def check_planted_mismatch(tmp):
     return fails
 
 
+class no_gc:
+    """Collect, then keep the garbage collector off for a measured block:
+    it must not free, inside the block, tensors an earlier measured block
+    saw allocated (the meter subtracts those, a real decrease, and figures
+    worked out by hand would move)."""
+
+    def __enter__(self):
+        gc.collect()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        gc.enable()
+        return False
+
+
 def check_meter():
     """4."""
     fails = []
@@ -325,13 +341,14 @@ def check_meter():
         got = MT.running_peak(deltas)
         if got != want:
             fails.append("running_peak(%s) = %s, want %s" % (deltas, got, want))
-    before = torch.empty(1000, dtype=torch.uint8)
-    with MT.AllocatorMeter("cpu") as m:
-        a = torch.empty(4000, dtype=torch.uint8)
-        b = torch.empty(1000, dtype=torch.uint8)
-        del a
-        c = torch.empty(2000, dtype=torch.uint8)
-        del before        # allocated before the block: its free is not seen
+    with no_gc():
+        before = torch.empty(1000, dtype=torch.uint8)
+        with MT.AllocatorMeter("cpu") as m:
+            a = torch.empty(4000, dtype=torch.uint8)
+            b = torch.empty(1000, dtype=torch.uint8)
+            del a
+            c = torch.empty(2000, dtype=torch.uint8)
+            del before        # allocated outside any measured block: its free is not seen
     if (m.peak, m.end) != (5000, 3000):
         fails.append("meter: allocations 4000, 1000, free 4000, 2000 (and a free of an older "
                      "tensor): peak %s end %s, want 5000 3000" % (m.peak, m.end))
@@ -362,7 +379,7 @@ def check_loop_memory():
     grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     # One step from .grad = None: afterwards the allocator holds the
     # gradients and nothing else of the step (the loss is 4 bytes).
-    with MT.AllocatorMeter("cpu") as m:
+    with no_gc(), MT.AllocatorMeter("cpu") as m:
         loss = step(x, y)
     if m.end != grad_bytes + loss.numel() * loss.element_size():
         fails.append("after a step the allocator holds %d bytes more than before; the "
@@ -373,7 +390,7 @@ def check_loop_memory():
         opt = torch.optim.SGD(mod.parameters(), lr=0.01)
         for p in mod.parameters():
             p.grad = None
-        with MT.AllocatorMeter("cpu") as meter:
+        with no_gc(), MT.AllocatorMeter("cpu") as meter:
             for _ in range(n):
                 opt.zero_grad(set_to_none=True)
                 fn()
