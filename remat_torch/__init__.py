@@ -1,4 +1,4 @@
-"""PyTorch tools for remat, run from the repository root:
+"""PyTorch tools for remat (installed, or run from the repository root):
 
     /usr/bin/python3 -m remat_torch export MODEL [options]   # a model's training graph
     /usr/bin/python3 -m remat_torch run GRAPH SCHEDULE       # execute a schedule

@@ -49,17 +49,30 @@ class PlanError(Exception):
         self.exit_code, self.summary = exit_code, summary
 
 
+def installed_remat():
+    """The binary installed beside this package by `cmake --install` (or the
+    .deb), or None when the package runs from a source tree or from pip."""
+    try:
+        from remat_torch import _installed
+    except ImportError:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(_installed.__file__)),
+                                         _installed.REMAT_RELATIVE))
+
+
 def find_remat(path=None):
-    """The remat binary: `path`, $REMAT, the repository's build/remat, or
-    `remat` on PATH."""
-    for cand in (path, os.environ.get("REMAT"), os.path.join(ROOT, "build", "remat")):
+    """The remat binary: `path`, $REMAT, the one installed with this package,
+    the repository's build/remat, or `remat` on PATH."""
+    for cand in (path, os.environ.get("REMAT"), installed_remat(),
+                 os.path.join(ROOT, "build", "remat")):
         if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
             return cand
     found = shutil.which("remat")
     if found:
         return found
-    raise PlanError("cannot find the remat binary: build it with scripts/bootstrap.sh "
-                    "(build/remat), put it on PATH, or set REMAT")
+    raise PlanError("cannot find the remat binary: install remat (the .deb, or cmake "
+                    "--install), put it on PATH or set REMAT; in a clone, "
+                    "scripts/bootstrap.sh builds build/remat")
 
 
 def run_remat(args, remat=None, timeout=None):

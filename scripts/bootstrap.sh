@@ -10,7 +10,7 @@ quiet=0
 say() { [ "$quiet" = 1 ] || echo "bootstrap: $*" >&2; }
 
 packages=(gcc make cmake pkg-config python3 libcjson-dev libigraph-dev
-          libglpk-dev libcmocka-dev coinor-libcbc-dev)
+          libglpk-dev libcmocka-dev coinor-libcbc-dev python3-pip python3-setuptools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

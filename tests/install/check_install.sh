@@ -2,10 +2,13 @@
 # Install under a scratch prefix and build README's library example with
 # `pkg-config remat` only (no source tree on the include path): the
 # installed headers, library and remat.pc must work, and remat.pc must
-# follow the prefix given at install time.
+# follow the prefix given at install time.  Then (issue 35) remat_torch:
+# installed in the prefix it finds the installed binary first; `pip
+# install --target` from the source's Python parts, offline; and the .deb
+# `cpack -G DEB` makes from this build holds every piece.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
-build=$1 src=$2
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
@@ -28,4 +31,53 @@ ${CC:-cc} -std=c11 -Wall -Wextra -Werror "$tmp/plan.c" -o "$tmp/plan" \
   { echo "example printed '$(cat "$tmp/said")'"; exit 1; }
 "$prefix/bin/remat" simulate "$src/examples/kumar-fig1.json" "$tmp/out.json" --budget 3 >/dev/null 2>&1 ||
   { echo "the example's schedule does not simulate within 3 bytes"; exit 1; }
+# remat_torch in the prefix's module directory, finding the installed binary
+# first (REMAT unset, run from outside the clone).
+pydir="$prefix/lib/python3/dist-packages"
+[ -f "$pydir/remat_torch/api.py" ] && [ -f "$pydir/remat_torch/_installed.py" ] ||
+  { echo "remat_torch is not installed under $pydir"; exit 1; }
+found=$(cd "$tmp" && env -u REMAT PYTHONPATH="$pydir" /usr/bin/python3 -c \
+  'import remat_torch.api as a; print(a.find_remat())')
+[ "$found" = "$prefix/bin/remat" ] ||
+  { echo "the installed remat_torch finds '$found', not $prefix/bin/remat"; exit 1; }
+(cd "$tmp" && "$prefix/bin/remat" plan "$src/examples/train-chain4.json" -b 80% -q >/dev/null) ||
+  { echo "the installed remat cannot plan an example"; exit 1; }
+# pip, offline, from a copy of the source tree's Python parts (an in-tree
+# build would write into build/, the CMake build folder).
+mkdir "$tmp/pysrc"
+cp -r "$src/pyproject.toml" "$src/README.md" "$src/LICENSE" "$src/remat_torch" "$tmp/pysrc/"
+/usr/bin/python3 -m pip install --quiet --no-build-isolation --no-index --no-deps \
+  --target "$tmp/pip" "$tmp/pysrc" >/dev/null 2>"$tmp/pip.err" ||
+  { echo "pip install failed: $(tail -3 "$tmp/pip.err")"; exit 1; }
+found=$(cd "$tmp" && REMAT="$prefix/bin/remat" PYTHONPATH="$tmp/pip" /usr/bin/python3 -c \
+  'import remat_torch, remat_torch.api as a; print(remat_torch.__file__, a.find_remat())')
+case "$found" in
+  "$tmp/pip/remat_torch/__init__.py $prefix/bin/remat") ;;
+  *) echo "pip's remat_torch: '$found'"; exit 1 ;;
+esac
+missing=$(cd "$tmp" && env -u REMAT PATH=/usr/bin:/bin PYTHONPATH="$tmp/pip" /usr/bin/python3 -c \
+  'import remat_torch.api as a
+try:
+    print("found", a.find_remat())
+except a.PlanError as e:
+    print(e)')
+case "$missing" in
+  found\ /usr/bin/remat) ;;  # a remat installed system-wide
+  *"cannot find the remat binary"*"REMAT"*) ;;
+  *) echo "without a binary, pip's remat_torch says: '$missing'"; exit 1 ;;
+esac
+# The Debian package (cpack on this build): its file list holds the binary,
+# the library, the headers, the .pc and remat_torch.
+if command -v dpkg-deb >/dev/null; then
+  (cd "$tmp" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/deb" >/dev/null)
+  deb=$(ls "$tmp"/deb/remat_*.deb)
+  list=$(dpkg-deb -c "$deb" | awk '{print $6}')
+  for want in ./usr/bin/remat ./usr/include/remat/remat.h ./usr/include/remat/version.h \
+              /libremat.a /pkgconfig/remat.pc \
+              ./usr/lib/python3/dist-packages/remat_torch/api.py \
+              ./usr/lib/python3/dist-packages/remat_torch/_installed.py; do
+    printf '%s\n' "$list" | grep -q -- "$want" || { echo "the .deb lacks $want"; exit 1; }
+  done
+  dpkg-deb -f "$deb" Depends | grep -q "coinor-libcbc3" || { echo "the .deb's Depends"; exit 1; }
+fi
 echo "install ok"
