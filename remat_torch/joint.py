@@ -721,6 +721,9 @@ def _finish(J, model, inputs, targets, measure, say):
     for r in _output_refs(J):
         _scan_refs(r, reader(end))
 
+    # The first backward node's position (the trace's forward/backward boundary).
+    boundary = next((i for i, n in enumerate(J.nodes) if n.kind == "backward"), end)
+
     # Sizes of every output, from one run holding everything.
     binding = bind_model(J, model, inputs, targets, clone_buffers=True)
     vals = run_plain(J, binding, seed=0, values=True)
@@ -749,23 +752,31 @@ def _finish(J, model, inputs, targets, measure, say):
         late = [i for i in n.keep
                 if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]]
         if late:
-            # Copy them out when that holds fewer bytes over time (positions
-            # in the trace standing for time): the node then goes when the
-            # rest are read for the last time, while each copy duplicates its
-            # output from the node's run to the node's end.  Batch norm's
-            # mean and invstd (its output read by the next operator, the
-            # statistics by its backward, far later): copied.  Layer norm's
-            # (its output read by the next linear's backward, shortly before
-            # its own backward): kept in the node.
+            # Copy them out or keep them in the node, whichever holds less:
+            # a copy duplicates its output from the node's run to the node's
+            # end (when the rest are read for the last time); keeping holds
+            # the rest until the late ones are read.  A step peaks around the
+            # start of its backward, so the choice whose extra spans it loses;
+            # otherwise the bytes held over time decide (positions in the
+            # trace standing for time).  Batch norm's mean and invstd (its
+            # output read by the next operator): copied.  Layer norm's (its
+            # output read by the next linear's backward): kept in the node.
             p = pos[n.id]
             rest = [i for i in n.keep if i not in late]
             end_all = max(last[(n.id, i)] for i in n.keep)
             end_rest = max(last[(n.id, i)] for i in rest)
-            total = sum(size.values())
-            saved = total * (end_all - end_rest) - sum(size[i] * (last[(n.id, i)] - end_rest)
-                                                       for i in late)
-            dup = sum(size[i] * (end_rest - p) for i in late)
-            if saved <= dup:
+            # A step peaks around the start of its backward: an interval
+            # that spans it decides alone.
+            dup_spans = p < boundary <= end_rest
+            waste_spans = end_rest < boundary <= end_all
+            if dup_spans != waste_spans:
+                copy = waste_spans
+            else:
+                total = sum(size.values())
+                saved = total * (end_all - end_rest) - sum(
+                    size[i] * (last[(n.id, i)] - end_rest) for i in late)
+                copy = saved > sum(size[i] * (end_rest - p) for i in late)
+            if not copy:
                 late = []
         for i in late:
             cid = "%s#%d" % (n.id, i)
