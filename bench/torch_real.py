@@ -44,7 +44,7 @@ import torch.nn as nn  # noqa: E402
 
 import remat_torch  # noqa: E402
 from remat_torch import api, export as EX  # noqa: E402
-from remat_torch.meter import AllocatorMeter  # noqa: E402
+from remat_torch.meter import loop_peak  # noqa: E402
 
 # name -> (exporter MODEL, batch, input shape); EfficientNet-B0 is built here.
 MODELS = {
@@ -74,18 +74,6 @@ def build(name):
 
 def mib(b):
     return "%.2f" % (b / 2 ** 20)
-
-
-def loop_peak(model, fn, n=3):
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    for p in model.parameters():
-        p.grad = None
-    with AllocatorMeter("cpu") as m:
-        for _ in range(n):
-            opt.zero_grad(set_to_none=True)
-            fn()
-            opt.step()
-    return m.peak
 
 
 def main():

@@ -237,11 +237,27 @@ def _size(b):
     return "%d B" % b
 
 
-def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=None):
+def plan_budget(mem, budget=None, device_bytes=None):
+    """What the plan may hold: budget as given (default "100%"), or the
+    device memory less the fixed part; PlanError (3) when the fixed part
+    alone does not fit in it."""
+    if device_bytes is None:
+        return "100%" if budget is None else budget
+    if device_bytes - mem.fixed <= 0:
+        raise PlanError("no schedule fits in %s: the fixed part alone is %s"
+                        % (_size(device_bytes), mem.describe()), 3)
+    return device_bytes - mem.fixed
+
+
+def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=None,
+                  mem=None, in_memory=False):
     """Plan the graph at `budget` (what remat plan --budget takes, or
     "lowest") with the schedule left in spath.  Returns (summary, budget):
     for "lowest" the budget the bisection settled on.  Raises PlanError
-    (exit_code 3 when nothing fits)."""
+    (exit_code 3 when nothing fits); with mem (a Memory), its message says
+    what is fixed and the lowest the planner reaches (explain_no_fit(), in
+    device memory when in_memory), and it carries lowest_budget,
+    lowest_memory and fixed_bytes."""
     if str(budget) == "lowest":
         b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath)
         if b is None:
@@ -249,6 +265,14 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
                             3)
         return summary, b   # the bisection's schedule, in spath
     summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
+    if rc == 3 and mem is not None and summary.get("budget") is not None:
+        msg, low = explain_no_fit(gpath, mem, int(summary["budget"]), planner, remat,
+                                  time_limit, in_memory)
+        err = PlanError(msg, 3, summary)
+        err.lowest_budget = low
+        err.lowest_memory = None if low is None else low + mem.fixed
+        err.fixed_bytes = mem.fixed
+        raise err
     if rc != 0:
         raise PlanError("remat plan: %s" % summary.get("error"), rc, summary)
     return summary, budget
@@ -414,30 +438,14 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
     mem = Memory(J.source, opt_bytes)
     specs = {nid: (tuple(t.shape), t.dtype, t.device)
              for nid, t in zip(J.inputs, list(example_inputs) + list(targets))}
-    if device_bytes is not None:
-        budget = device_bytes - mem.fixed
-        if budget <= 0:
-            raise PlanError("no schedule fits in %s: the fixed part alone is %s"
-                            % (_size(device_bytes), mem.describe()), 3)
-    elif budget is None:
-        budget = "100%"
+    budget = plan_budget(mem, budget, device_bytes)
     folder = keep or tempfile.mkdtemp(prefix="remat_torch.")
     try:
         gpath = os.path.join(folder, "graph.json")
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, type(model).__name__ + "-joint"), gpath)
-        try:
-            summary, budget = schedule_file(gpath, spath, budget, planner, remat, time_limit)
-        except PlanError as e:
-            if e.exit_code != 3 or e.summary is None or e.summary.get("budget") is None:
-                raise
-            msg, low = explain_no_fit(gpath, mem, int(e.summary["budget"]), planner, remat,
-                                      time_limit, in_memory=device_bytes is not None)
-            err = PlanError(msg, 3, e.summary)
-            err.lowest_budget = low
-            err.lowest_memory = None if low is None else low + mem.fixed
-            err.fixed_bytes = mem.fixed
-            raise err
+        summary, budget = schedule_file(gpath, spath, budget, planner, remat, time_limit, mem,
+                                        in_memory=device_bytes is not None)
         with open(spath) as f:
             steps = parse_schedule(json.load(f), spath)
     finally:

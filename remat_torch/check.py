@@ -57,7 +57,6 @@ def grads_close(a_list, b_list, rtol=RTOL, atol=ATOL):
     """(max |a - b| over every element, all within atol + rtol * |b|): the
     comparison with eager; a gradient one side has and the other lacks
     counts as an infinite difference."""
-    import torch
     diff, close = 0.0, True
     for a, b in zip(a_list, b_list):
         if (a is None) != (b is None):
@@ -188,24 +187,14 @@ def main(argv=None, prog=PROG):
         gpath = os.path.join(folder, "graph.json")
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, desc.get("name", "check")), gpath)
-        budget = a.budget
-        if device_bytes is not None:
-            budget = device_bytes - mem.fixed
-            if budget <= 0:
-                return finish(3, "no schedule fits in %s: the fixed part alone is %s"
-                              % (api._size(device_bytes), mem.describe()))
         try:
+            budget = api.plan_budget(mem, a.budget, device_bytes)
             say("planning with %s at %s" % (a.planner, budget))
             summary, _ = api.schedule_file(gpath, spath, budget, a.planner, a.remat,
-                                           a.time_limit)
+                                           a.time_limit, mem, in_memory=device_bytes is not None)
         except api.PlanError as e:
-            if e.exit_code == 3 and e.summary and e.summary.get("budget") is not None:
+            if e.summary:
                 out["budget"] = e.summary.get("budget")
-                say("no schedule: looking for the lowest the planner reaches")
-                msg, _ = api.explain_no_fit(gpath, mem, int(e.summary["budget"]), a.planner,
-                                            a.remat, a.time_limit,
-                                            in_memory=device_bytes is not None)
-                return finish(3, msg)
             return finish(e.exit_code if e.exit_code in (1, 2, 3) else 1, str(e))
         out["budget"] = summary.get("budget")
         sim = api.remat_simulate(gpath, spath, a.remat)

@@ -24,6 +24,7 @@ start, and `end`, what the block left allocated.  running_peak() is the sum
 itself, kept apart so that it can be checked on sequences worked out by hand.
 """
 import contextlib
+import gc
 import os
 import sys
 import tempfile
@@ -137,6 +138,35 @@ class AllocatorMeter:
             self.peak, self.end = running_peak(d for _, d in memory_events(self._prof, "cpu"))
         self._prof = None
         return False
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Collect, then keep Python's garbage collector off while a block is
+    measured: collected inside it, a tensor an earlier measured block saw
+    allocated would be subtracted (a real decrease, but not the block's
+    own doing)."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def loop_peak(model, step, n=3, device="cpu"):
+    """The allocator's peak over n iterations of the usual training loop,
+    zero_grad(set_to_none=True), step(), SGD's step, above what was
+    allocated before it (the parameters, the batch); .grad starts None."""
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    for p in model.parameters():
+        p.grad = None
+    with gc_paused(), AllocatorMeter(device) as m:
+        for _ in range(n):
+            opt.zero_grad(set_to_none=True)
+            step()
+            opt.step()
+    return m.peak
 
 
 def device_of(tensors):

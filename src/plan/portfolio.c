@@ -239,30 +239,24 @@ int remat_i_portfolio_run(const struct remat_plan_request *req,
 	 * good enough never waits for the order search (issue 30).  The time
 	 * shares count the orders to come.
 	 */
-	ord[0].g = NULL;
-	ord[0].map = NULL;
-	n_ord = 1;
+	n_ord = 1; /* ord[0], zeroed: the file's order */
 	pf->order_peak = req->graph->no_remat_peak;
 	pf->n_orders = !pf->orders || req->order == REMAT_ORDER_FILE ? 1 :
 		req->order == REMAT_ORDER_BEST || req->order == REMAT_ORDER_BUDGET ? MAX_ORDERS : 2;
 	for (pass = 0; pass < 2 && rc == REMAT_OK && !stop; pass++) {
-		int from = n_ord;
-
 		if (pass == 1) {
 			rc = build_orders(req, pf, deadline, ord, &n_ord, err);
 			pf->n_orders = n_ord;
-			from = 1;
 		}
 		for (pp = remat_planner_list(); rc == REMAT_OK && *pp && !stop; pp++) {
 			if (!is_fast(*pp))
 				continue;
-			for (oi = pass == 0 ? 0 : from; oi < (pass == 0 ? 1 : n_ord) && rc == REMAT_OK &&
-			     !stop; oi++) {
+			/* Pass 0: the file's order; pass 1: the others. */
+			for (oi = pass; oi < (pass ? n_ord : 1) && rc == REMAT_OK && !stop; oi++) {
 				double start = remat_now();
 
-				rc = run_one(req, pf, *pp, pp, &sub, &ord[oi],
-					     (pass == 0 ? pf->n_orders : n_ord) - oi, deadline, 0, t0,
-					     &cand, &offered, &stop, err);
+				rc = run_one(req, pf, *pp, pp, &sub, &ord[oi], pf->n_orders - oi,
+					     deadline, 0, t0, &cand, &offered, &stop, err);
 				if (rc == PF_DEADLINE) {
 					rc = REMAT_OK;
 					stop = 1;

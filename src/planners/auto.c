@@ -132,7 +132,8 @@ struct auto_keep {
 	const struct remat_plan_request *req;
 	struct remat_i_best best;
 	double floor_cost;     /* nothing costs less (the best lower bound) */
-	double target;         /* within the gap of it: stop there */
+	double gap;            /* --gap */
+	double target;         /* within the gap of floor_cost: stop there */
 	char winner[64];
 	struct remat_i_portfolio *pf;
 	double t0, first_s, final_s;  /* when the first and the last kept schedule came */
@@ -219,12 +220,22 @@ static void set_bound(const struct remat_plan_request *req, double cost, double 
 }
 
 /*
+ * Raise the floor to lb (when higher) and aim within the gap of it:
+ * cost - floor <= gap * cost, a hair over the floor for rounding.
+ */
+static void raise_floor(struct auto_keep *k, double lb)
+{
+	if (!isnan(lb) && lb > k->floor_cost)
+		k->floor_cost = lb;
+	k->target = fmax(k->floor_cost * (1 + 1e-12), k->floor_cost / (1 - k->gap));
+}
+
+/*
  * The cut bound for share seconds (it returns the best bound found by
- * then), raising k's floor and target.  Returns its status.
+ * then), raising k's floor and target (raise_floor).  Returns its status.
  */
 static enum remat_bound_status cut_bound(const struct remat_plan_request *req, double share,
-					 double gap, struct auto_keep *k, double *cut_lb,
-					 int32_t *cut_at)
+					 struct auto_keep *k, double *cut_lb, int32_t *cut_at)
 {
 	struct remat_progress pr = { "auto", "proving: the cut bound", -1, NAN, NAN, 0 };
 	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
@@ -244,10 +255,7 @@ static enum remat_bound_status cut_bound(const struct remat_plan_request *req, d
 		*cut_lb = lb;
 	if (st == REMAT_BOUND_INFEASIBLE)
 		*cut_at = at;
-	if (!isnan(*cut_lb) && *cut_lb > k->floor_cost)
-		k->floor_cost = *cut_lb;
-	/* cost - bound <= gap * cost; a hair over the bound for rounding. */
-	k->target = fmax(k->floor_cost * (1 + 1e-12), k->floor_cost / (1 - gap));
+	raise_floor(k, *cut_lb);
 	return st;
 }
 
@@ -312,10 +320,11 @@ static int auto_plan(const struct remat_plan_request *req,
 	 * proof that none exists.  First, so that every later step can stop
 	 * as soon as it is within the gap.
 	 */
-	k.target = fmax(k.floor_cost * (1 + 1e-12), k.floor_cost / (1 - gap));
+	k.gap = gap;
+	raise_floor(&k, NAN);
 	cut_share = req->deadline > 0 ? AUTO_CUT_SHARE * (req->deadline - t0) : AUTO_CUT_SECONDS;
 	cut_t = remat_now();
-	cut_status = cut_bound(req, cut_share, gap, &k, &cut_lb, &cut_at);
+	cut_status = cut_bound(req, cut_share, &k, &cut_lb, &cut_at);
 	/* It looked at every node it would look at when it ended early. */
 	cut_short = remat_now() - cut_t >= 0.9 * cut_share;
 	remat_i_portfolio_init(&pf, "auto");
@@ -351,7 +360,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	 */
 	if (k.best.have && k.best.res.cost > k.target && cut_status == REMAT_BOUND_OK &&
 	    cut_short)
-		cut_bound(req, 2 * cut_share, gap, &k, &cut_lb, &cut_at);
+		cut_bound(req, 2 * cut_share, &k, &cut_lb, &cut_at);
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;

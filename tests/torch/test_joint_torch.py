@@ -37,7 +37,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 REMAT, ROOT = sys.argv[1], sys.argv[2]
 PYTHON = "/usr/bin/python3"
@@ -82,21 +81,14 @@ print("%s without torch" % ("ok  " if not _fails else "FAIL"))
 if _fails:
     sys.exit(1)
 
-try:
-    import torch
-    import torch.nn as nn
-except ImportError:
-    print("torch is not installed for /usr/bin/python3: skipped (install it with "
-          "scripts/bootstrap-torch.sh)")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import run_checks, torch_or_skip  # noqa: E402
 
-sys.path.insert(0, ROOT)
-os.environ["REMAT"] = REMAT
+torch = torch_or_skip(REMAT, ROOT)
+import torch.nn as nn  # noqa: E402
 import remat_torch  # noqa: E402
 from remat_torch import api, joint as JT  # noqa: E402
 from remat_torch.executor import ScheduleError, check_schedule, execute, topological_steps  # noqa: E402,E501
-
-torch.set_num_threads(1)
 
 USER_MODEL = '''
 import torch, torch.nn as nn
@@ -407,24 +399,14 @@ def check_measure(tmp):
 
 
 def main():
-    passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, fn in (("export --joint, remat plan, run; invalid schedules and operators",
-                          lambda: check_cli_run(tmp)),
-                         ("the peak is measured", check_measurement),
-                         ("remat_torch.plan() and the training step", check_api),
-                         ("check", lambda: check_check_command(tmp)),
-                         ("export --joint --measure", lambda: check_measure(tmp))):
-            t0 = time.time()
-            fails = fn()
-            for f in fails:
-                print("FAIL", f)
-            print("%s %s (%.0f s)" % ("ok  " if not fails else "FAIL", name, time.time() - t0),
-                  flush=True)
-            passed += not fails
-            failed += bool(fails)
-    print("remat_torch joint: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        return run_checks("remat_torch joint", (
+            ("export --joint, remat plan, run; invalid schedules and operators",
+             lambda: check_cli_run(tmp)),
+            ("the peak is measured", check_measurement),
+            ("remat_torch.plan() and the training step", check_api),
+            ("check", lambda: check_check_command(tmp)),
+            ("export --joint --measure", lambda: check_measure(tmp))))
 
 
 if __name__ == "__main__":

@@ -34,31 +34,23 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
    their state holds after a step.
 """
 import copy
-import gc
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 REMAT, ROOT = sys.argv[1], sys.argv[2]
 PYTHON = "/usr/bin/python3"
 
-try:
-    import torch
-    import torch.nn as nn
-except ImportError:
-    print("torch is not installed for /usr/bin/python3: skipped (install it with "
-          "scripts/bootstrap-torch.sh)")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import run_checks, torch_or_skip  # noqa: E402
 
-sys.path.insert(0, ROOT)
-os.environ["REMAT"] = REMAT
+torch = torch_or_skip(REMAT, ROOT)
+import torch.nn as nn  # noqa: E402
 import remat_torch  # noqa: E402
 from remat_torch import api, joint as JT, meter as MT  # noqa: E402
 
-torch.set_num_threads(1)
 ce = nn.functional.cross_entropy
 
 
@@ -317,21 +309,6 @@ def check_planted_mismatch(tmp):
     return fails
 
 
-class no_gc:
-    """Collect, then keep the garbage collector off for a measured block:
-    it must not free, inside the block, tensors an earlier measured block
-    saw allocated (the meter subtracts those, a real decrease, and figures
-    worked out by hand would move)."""
-
-    def __enter__(self):
-        gc.collect()
-        gc.disable()
-
-    def __exit__(self, *exc):
-        gc.enable()
-        return False
-
-
 def check_meter():
     """4."""
     fails = []
@@ -341,7 +318,7 @@ def check_meter():
         got = MT.running_peak(deltas)
         if got != want:
             fails.append("running_peak(%s) = %s, want %s" % (deltas, got, want))
-    with no_gc():
+    with MT.gc_paused():
         before = torch.empty(1000, dtype=torch.uint8)
         with MT.AllocatorMeter("cpu") as m:
             a = torch.empty(4000, dtype=torch.uint8)
@@ -379,28 +356,17 @@ def check_loop_memory():
     grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     # One step from .grad = None: afterwards the allocator holds the
     # gradients and nothing else of the step (the loss is 4 bytes).
-    with no_gc(), MT.AllocatorMeter("cpu") as m:
+    with MT.gc_paused(), MT.AllocatorMeter("cpu") as m:
         loss = step(x, y)
     if m.end != grad_bytes + loss.numel() * loss.element_size():
         fails.append("after a step the allocator holds %d bytes more than before; the "
                      "gradients are %d, the loss %d" % (m.end, grad_bytes, loss.element_size()))
     del loss
 
-    def loop(mod, fn, n=3):
-        opt = torch.optim.SGD(mod.parameters(), lr=0.01)
-        for p in mod.parameters():
-            p.grad = None
-        with no_gc(), MT.AllocatorMeter("cpu") as meter:
-            for _ in range(n):
-                opt.zero_grad(set_to_none=True)
-                fn()
-                opt.step()
-        return meter.peak
-
     def eager_step():
         ce(eager(x), y).backward()
-    pe = loop(eager, eager_step)
-    pp = loop(model, lambda: step(x, y))
+    pe = MT.loop_peak(eager, eager_step)
+    pp = MT.loop_peak(model, lambda: step(x, y))
     if pp > pe * 1.001:
         fails.append("the usual loop: a plan at 100%% peaks at %d bytes, eager at %d (%+.3f%%)"
                      % (pp, pe, 100.0 * (pp / pe - 1)))
@@ -497,27 +463,15 @@ def check_device_memory():
 
 
 def main():
-    passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, fn in (("every way a parameter is read: eager's gradient",
-                          check_parameter_reads),
-                         ("what cannot be mapped fails at export", check_refused),
-                         ("check fails on a planted mismatch",
-                          lambda: check_planted_mismatch(tmp)),
-                         ("the allocator meter on hand-worked cases", check_meter),
-                         ("the usual loop holds no more than eager", check_loop_memory),
-                         ("real peak against the plan at the lowest budget", check_real_peak),
-                         ("budgets in device memory", check_device_memory)):
-            t0 = time.time()
-            fails = fn()
-            for f in fails:
-                print("FAIL", f)
-            print("%s %s (%.0f s)" % ("ok  " if not fails else "FAIL", name, time.time() - t0),
-                  flush=True)
-            passed += not fails
-            failed += bool(fails)
-    print("remat_torch training: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        return run_checks("remat_torch training", (
+            ("every way a parameter is read: eager's gradient", check_parameter_reads),
+            ("what cannot be mapped fails at export", check_refused),
+            ("check fails on a planted mismatch", lambda: check_planted_mismatch(tmp)),
+            ("the allocator meter on hand-worked cases", check_meter),
+            ("the usual loop holds no more than eager", check_loop_memory),
+            ("real peak against the plan at the lowest budget", check_real_peak),
+            ("budgets in device memory", check_device_memory)))
 
 
 if __name__ == "__main__":
