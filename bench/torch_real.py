@@ -20,7 +20,7 @@ copy of the same weights.  Reported per row:
               ratio to simulated (the target: at most 1.02)
   loop plan / loop eager   the allocator's peak over three iterations of
               each loop, above what was allocated before it (parameters,
-              the batch), and their ratio
+              the batch), their ratio, and plan - eager in bytes
   time        median step time of the plan over eager's, measured
               interleaved (eager, plan, eager, plan, ...), each --reps times
 
@@ -87,8 +87,8 @@ def main():
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     rows = ["| model | budget | simulated MiB | real MiB (ratio) | loop: plan MiB | "
-            "loop: eager MiB | plan / eager | recomputes | time plan / eager |",
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            "loop: eager MiB | plan / eager | plan - eager bytes | recomputes | time plan / eager |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     over = []
     for name in a.models.split(","):
         model0, x, y, lf = build(name)
@@ -103,7 +103,7 @@ def main():
             except api.PlanError as e:
                 low = getattr(e, "lowest_budget", None)
                 rows.append("| %s | %s | no schedule (the lowest budget auto reaches: %s) "
-                            "| | | | | | |" % (name, budget, "none" if low is None
+                            "| | | | | | | |" % (name, budget, "none" if low is None
                                                else mib(low) + " MiB"))
                 print(rows[-1], flush=True)
                 continue
@@ -131,9 +131,9 @@ def main():
                     t1 = time.perf_counter()
                     fn()
                     out.append(time.perf_counter() - t1)
-            rows.append("| %s | %s | %s | %s (%.4f) | %s | %s | %.4f | %d | %.2f |"
+            rows.append("| %s | %s | %s | %s (%.4f) | %s | %s | %.4f | %+d | %d | %.2f |"
                         % (name, budget, mib(L.simulated_peak), mib(L.real_peak), ratio,
-                           mib(pp), mib(pe), pp / pe, L.recomputes,
+                           mib(pp), mib(pe), pp / pe, pp - pe, L.recomputes,
                            statistics.median(tp) / statistics.median(te)))
             print(rows[-1] + "  (planned in %.0f s)" % plan_s, flush=True)
     table = "\n".join(rows) + "\n"

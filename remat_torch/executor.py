@@ -25,7 +25,7 @@ bounds when each node's workspace was measured on the allocator too
 """
 import json
 
-from remat_torch.joint import JointError, Runner, value_storages
+from remat_torch.joint import JointError, Runner, moved_from, value_storages
 
 try:
     import torch
@@ -89,6 +89,52 @@ class Plan:
         self.timeline = timeline
 
 
+class _Held:
+    """The bytes of the distinct storages the executor holds, as nodes are
+    computed and freed: a node's own, except that a move node (joint.py,
+    MOVE_OP) shares the output its producer computed last, which outlives
+    the producer while the move node is resident.  Without move nodes this
+    is the simulator's resident sum."""
+
+    def __init__(self, J):
+        self.byid, self.move_of, self.moved_out = J.byid, {}, {}
+        for n in J.nodes:
+            f = moved_from(n)
+            if f is not None:
+                self.move_of[n.id] = f
+                self.moved_out.setdefault(f, []).append(n.id)
+        self.tokens, self.holds, self.run = {}, {}, {}
+        self.bytes = 0
+
+    def compute(self, u):
+        """Node u becomes resident."""
+        n = self.byid[u]
+        if u in self.move_of:
+            f = self.move_of[u]
+            toks = [((f, self.run.get(f, 0), u), n.mem)]
+        else:
+            k = self.run[u] = self.run.get(u, 0) + 1
+            ms = self.moved_out.get(u, [])
+            rest = max(0, n.mem - sum(self.byid[m].mem for m in ms))
+            toks = [((u, k, None), rest)] + [((u, k, m), self.byid[m].mem) for m in ms]
+        self.holds[u] = [t for t, _ in toks]
+        for t, b in toks:
+            h = self.tokens.get(t)
+            if h is None:
+                self.tokens[t] = [b, 1]
+                self.bytes += b
+            else:
+                h[1] += 1
+
+    def free(self, u):
+        for t in self.holds.pop(u, ()):
+            h = self.tokens[t]
+            h[1] -= 1
+            if h[1] == 0:
+                del self.tokens[t]
+                self.bytes -= h[0]
+
+
 def check_schedule(J, steps, where="schedule"):
     """Validate steps for J (FORMATS.md s.2); return a Plan or raise
     ScheduleError naming the first invalid step and its node."""
@@ -119,11 +165,17 @@ def check_schedule(J, steps, where="schedule"):
                and n.id not in outputs]
     resident = {n.id for n in J.nodes if n.kind == "input"}
     cur = sum(byid[v].mem for v in resident)
+    held = _Held(J)
+    for v in resident:
+        held.compute(v)
     for v in pre:
         resident.discard(v)
         cur -= byid[v].mem
+        held.free(v)
     peak, peak_step, have = cur, -1, False
-    held_peak, held_step = cur, -1   # with only the outputs a node drops as its workspace
+    # held: the distinct storages the executor holds, with only the outputs
+    # a node drops as its workspace
+    held_peak, held_step = held.bytes, -1
     computed = set()
     cost, computes, distinct = 0.0, 0, 0
     explicit, timeline = [], []
@@ -135,6 +187,7 @@ def check_schedule(J, steps, where="schedule"):
                                     % (where, i, u), i, u)
             resident.discard(u)
             cur -= n.mem
+            held.free(u)
             explicit.append(("free", u))
             timeline.append(cur)
             continue
@@ -150,8 +203,9 @@ def check_schedule(J, steps, where="schedule"):
                                     "resident" % (where, i, u, w), i, u)
         during = cur + n.mem + n.workspace
         dropped = n.workspace if n.dropped is None else n.dropped
-        if not have or cur + n.mem + dropped > held_peak:
-            held_peak, held_step = cur + n.mem + dropped, len(explicit)
+        held.compute(u)
+        if not have or held.bytes + dropped > held_peak:
+            held_peak, held_step = held.bytes + dropped, len(explicit)
         if not have or during > peak:
             peak, peak_step = during, len(explicit)
         have = True
@@ -168,6 +222,7 @@ def check_schedule(J, steps, where="schedule"):
             if w in resident:
                 resident.discard(w)
                 cur -= byid[w].mem
+                held.free(w)
                 explicit.append(("free", w))
                 timeline.append(cur)
     for o in J.outputs:
@@ -276,7 +331,7 @@ def _execute(J, binding, seed, plan):
                 v = R.kept(n, v)
             kept = value_storages(v)
             stale = [p for p in kept if p in held]
-            if stale and n.mem:
+            if stale and n.mem and moved_from(n) is None:
                 raise JointError("node %s: its operator returned a tensor that another resident "
                                  "node holds; the graph says it allocates %d bytes" % (u, n.mem))
             if n.id in J.side_effects:
