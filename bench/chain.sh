@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench/chain.sh - the chain planners' benchmarks (issue 3), printed as the
-# Markdown tables of bench/RESULTS.md's "Chain planners" section.
+# Markdown tables of the "Chain planners" section of
+# bench/results/planners-chain.md.
 #
 #   bench/chain.sh [BUILD_DIR]        (default: build, relative to the repository
 #                                     root; configure and build first)

@@ -7,7 +7,7 @@ Runs `remat plan --planner checkmate` on training chains of 8 to 32 layers
 (`remat gen chain N`; at 80% and 60% of the no-remat peak) and on the
 published graphs of ../shared/benchmarks/published/ (at 90% and 80%),
 each with a --time-limit of 60 s, and prints Markdown tables for
-bench/RESULTS.md: time to proven optimality, or the gap when the limit
+bench/results/solver.md: time to proven optimality, or the gap when the limit
 stopped the search.  Then two variations on CBC: Checkmate's own
 hazard-count FREE rows instead of the default split rows, and
 --max-computes 2.  Last, how closely short time limits are kept on two
@@ -16,7 +16,7 @@ twice more and the best time kept (the machine is shared).  --quick runs
 a small subset (smoke test); --raw appends every run as a JSON line;
 --from RAW prints the tables again from such a file, running only what
 it lacks (bench/data/checkmate-runs.jsonl holds the runs of
-bench/RESULTS.md).
+bench/results/solver.md).
 
 Why a script and not `remat bench`: its tables need what bench rows do
 not record (the MILP's cost bound, gap and `optimal`; the wall time of

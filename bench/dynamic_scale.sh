@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Planning time of the dynamic planners on 100k-node generated graphs: the
-# "Planning time on 100k-node graphs" tables of bench/RESULTS.md.
+# "Planning time on 100k-node graphs" tables of
+# bench/results/planners-dynamic.md.
 #
 #   bench/dynamic_scale.sh [--extra]
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Overhead versus budget for the dynamic planners: the "Overhead versus
-# budget" tables of bench/RESULTS.md ("Dynamic planners").
+# budget" tables of bench/results/planners-dynamic.md ("Dynamic planners").
 #
 #   bench/dynamic_sweep.sh GRAPH...
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # PyTorch's default partitioner against the other planners: the "mincut"
-# section of bench/RESULTS.md.
+# section of bench/results/planners-mincut.md.
 #
 #   bench/mincut.sh [GRAPH...]
 #

@@ -21,7 +21,8 @@
 #    it, the six figures the peers' README lists are shown as quoted, the
 #    others as "-".
 #
-# Prints Markdown tables; bench/RESULTS.md, section "Peers", records them.
+# Prints Markdown tables; bench/results/peers.md, section "Peers",
+# records them (the headline table: bench/RESULTS.md).
 # Why not `remat bench`: the peers' figures, simrd and CPU time of whole
 # processes are outside it.
 set -eu

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write the "Benchmark sweep" section of bench/RESULTS.md from a results
+"""Write the "Benchmark sweep" section of bench/results/sweep.md from a results
 file of `remat bench` (CSV or JSON), replacing only the text between
 <!-- sweep:begin --> and <!-- sweep:end --> (other sections belong to
 other scripts).  Called by bench/results.sh; standard library only.  A

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full sweep behind the "Benchmark sweep" section of bench/RESULTS.md:
+# The full sweep behind the "Benchmark sweep" section of
+# bench/results/sweep.md (headline figures: bench/RESULTS.md):
 # every graph at hand x every planner x budgets 5%..100% in steps of 5%.
 #
 #   bench/results.sh                 run the sweep (bench/data/sweep.csv), draw
@@ -36,12 +37,12 @@ else
   fi
   "$REMAT" bench "${graphs[@]}" --planners "$planners" --budgets "$budgets" \
     --time-limit "$time_limit" --jobs "$jobs" -o "$out" --plot build/bench-plots
-  # The plot the README shows.
+  # The plot docs/benchmarking.md shows.
   if [ -f build/bench-plots/resnet50-train.svg ]; then
     mkdir -p docs
     cp build/bench-plots/resnet50-train.svg docs/bench-overhead.svg
   fi
 fi
-/usr/bin/python3 bench/results.py "$out" bench/RESULTS.md --budgets "$budgets" \
+/usr/bin/python3 bench/results.py "$out" bench/results/sweep.md --budgets "$budgets" \
   --time-limit "$time_limit" --jobs "$jobs"
-echo "results.sh: wrote the sweep section of bench/RESULTS.md from $out" >&2
+echo "results.sh: wrote the sweep section of bench/results/sweep.md from $out" >&2

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/rockmate.sh - issue 12: the chain view through aliasing, and the
-# rockmate planner against the others.  Results: bench/RESULTS.md,
-# section "Chain view through aliasing; rockmate".
+# rockmate planner against the others.  Results:
+# bench/results/planners-chain.md, section "Chain view through aliasing; rockmate".
 #
 #   bench/rockmate.sh chain BUILD [OLD_REMAT]   stages per zoo graph; rotor
 #                                                and chen at 90/70/50% on

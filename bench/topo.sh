@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The loader's stable Kahn sort against igraph_topological_sorting() on
 # the zoo and a 100k-node layered graph (bench/bench_topo.c); the figures
-# in bench/RESULTS.md, "Topological sort: ours or igraph's".
+# in bench/results/loader.md, "Topological sort: ours or igraph's".
 #   bench/topo.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,7 +7,8 @@
 #   bench/torch_real.sh [--models a,b] [--budgets ...] [--reps N] [--markdown FILE]
 #
 # Recorded: bench/data/torch-real.md (bench/torch_real.sh --markdown
-# bench/data/torch-real.md), summarised in bench/RESULTS.md.
+# bench/data/torch-real.md), summarised in bench/results/torch.md
+# ("Training on the allocator") and bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export REMAT=${REMAT:-build/remat}

@@ -658,7 +658,7 @@ static int local_search(struct ord *o, const struct remat_order_opts *opts,
 	peak = best_peak = tree_max(o, 0, o->L - 1);
 	rebase(o, peak);
 	best_ex = o->excess;
-	/* Tuned on the random layered graphs (bench/RESULTS.md, Orders). */
+	/* Tuned on the random layered graphs (bench/results/moccasin.md, Orders). */
 	stall = 1000 + (int64_t)o->L;
 	kick = 10 + o->L / 5 < 300 ? 10 + o->L / 5 : 300;
 	for (t = 0; t < moves; t++) {

@@ -8,7 +8,7 @@
  *    first leaves the rest to the windows); its schedule becomes the
  *    start when cheaper.  On large graphs at tight budgets it finds much
  *    cheaper starts than the windows below reach in the same time
- *    (bench/RESULTS.md, "The lost cell").
+ *    (bench/results/moccasin.md, "The lost cell").
  * 1. The model's order is the order of the start schedule's first
  *    computations (remat_order_from_schedule), so every schedule maps
  *    into its own model: the graph is reordered by it when that differs

@@ -36,7 +36,7 @@
  *    do.  On the graph above, one climber for 40 s from seeds 1 to 12:
  *    +3.47% mean with the block moves, +4.14% without; the ends of the
  *    range, drawn uniformly, were rare, and making them half the moves
- *    gave +3.97% against +4.25% over seeds 1 to 6: bench/RESULTS.md,
+ *    gave +3.97% against +4.25% over seeds 1 to 6: bench/results/moccasin.md,
  *    "The lost cell".)
  * 4. Stop after `stall` scores without a lower cost, after max_evals, at
  *    the deadline or when the request expires; early (a quarter of stall,
@@ -49,7 +49,7 @@
  *    lowest climber on a tie.  Runs from one start differ much (on the
  *    1,000-node graph above, +3.6% to +5.3% for seeds 1 to 3 of `remat
  *    plan -t 60`), so on two cores two climbers return the better of two
- *    runs in the time of one (bench/RESULTS.md, "The lost cell").
+ *    runs in the time of one (bench/results/moccasin.md, "The lost cell").
  *    Climber 1 starts from the second cheapest of the orders given (when
  *    one costs more than the start and fits), the others from the start:
  *    a start can be a poor basin for every climb from it (+6.1% for both

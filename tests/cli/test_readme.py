@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Keep the README true: run the commands its code blocks show.
+"""Keep the README and docs/ true: run the commands their code blocks show,
+and follow their links.
 
-Every line of a fenced block that starts with `build/remat`, `bench/` or
+README.md first, then every docs/*.md in name order.  Every line of a
+fenced block that starts with `build/remat`, `bench/` or
 `/usr/bin/python3 tests/judge/` (one line, no continuation) is run, in
 the order the README gives them, in one scratch directory that sees the
 repository's folders (a copy of docs/, which it writes into; so `-o
@@ -11,6 +13,11 @@ Lines that need PyTorch or an exported model (their input comes from a
 `remat_torch export` line), long sweeps (`stress.py` without --quick is
 a benchmark) and usage synopses (upper-case placeholders) are skipped and
 counted.
+
+Every relative link of those pages, and of bench/RESULTS.md and
+bench/results/*.md, must name a file that exists, and a #fragment a
+heading of that page (GitHub's anchors: lower case, punctuation dropped,
+spaces to hyphens).
 
 Usage: test_readme.py REMAT SOURCE_DIR
 """
@@ -50,6 +57,48 @@ def commands(readme):
                 yield cmd, line, None
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def anchors(path):
+    """The #fragments GitHub gives the headings of a markdown file."""
+    out, block = set(), False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            block = not block
+        elif not block and line.startswith("#"):
+            h = line.lstrip("#").strip().lower().replace("`", "")
+            out.add(re.sub(r"[^\w\- ]", "", h).replace(" ", "-"))
+    return out
+
+
+def broken_links(path):
+    """Relative links in path that name no file, or no heading."""
+    bad, block = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            block = not block
+            continue
+        if block:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, frag = target.partition("#")
+            dest = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            if not os.path.exists(dest):
+                bad.append("%s: %s: no such file" % (path, target))
+            elif frag and dest.endswith(".md") and frag not in anchors(dest):
+                bad.append("%s: %s: no such heading" % (path, target))
+    return bad
+
+
+def pages(root):
+    docs = os.path.join(root, "docs")
+    return [os.path.join(root, "README.md")] + sorted(
+        os.path.join(docs, f) for f in os.listdir(docs) if f.endswith(".md"))
+
+
 def main():
     remat, root = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     ran = failed = 0
@@ -62,7 +111,7 @@ def main():
                 os.symlink(os.path.join(root, name), os.path.join(tmp, name))
         os.mkdir(os.path.join(tmp, "build"))
         os.symlink(remat, os.path.join(tmp, "build", "remat"))
-        for cmd, line, why in commands(os.path.join(root, "README.md")):
+        for cmd, line, why in (c for page in pages(root) for c in commands(page)):
             if cmd is None:
                 skipped[why] = skipped.get(why, 0) + 1
                 continue
@@ -75,6 +124,14 @@ def main():
                                                   (p.stderr or p.stdout).strip()[-400:]))
             else:
                 print("ok   %s" % cmd)
+    results = os.path.join(root, "bench", "results")
+    linked = pages(root) + [os.path.join(root, "bench", "RESULTS.md")] + (
+        sorted(os.path.join(results, f) for f in os.listdir(results) if f.endswith(".md"))
+        if os.path.isdir(results) else [])
+    for page in linked:
+        for b in broken_links(page):
+            failed += 1
+            print("FAIL link %s" % os.path.relpath(b, root) if b.startswith(root) else "FAIL link " + b)
     print("readme: %d commands run, %d failed; skipped: %s" %
           (ran, failed, ", ".join("%d %s" % (n, w) for w, n in sorted(skipped.items()))))
     return 1 if failed or ran < 10 else 0
