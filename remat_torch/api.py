@@ -119,37 +119,24 @@ def remat_info(graph_path, remat=None):
 
 
 def lowest_plan(graph_path, planner="auto", remat=None, time_limit=None, info=None, out=None):
-    """The lowest budget (bytes) at which `planner` finds a schedule, and
-    the JSON summary of that run: a bisection between the graph's lower
-    bound and its no-remat peak (the first at the peak of the no-remat
-    schedule); (None, None) when it finds none even there.  The budget is
-    one the planner was run at and succeeded, not the lower peak of the
-    schedule it found there: planning again at that peak may find nothing
-    (the fast planners are not monotone in the budget; twremat on a tiny
-    GPT found a 743,944-byte schedule at 754,487 and none at 743,944).
-    Nor need planning again at that budget under a time limit: an anytime
-    search may find its schedule only late.  With out, the schedule of
-    the run at that budget is left in that file."""
-    info = info or remat_info(graph_path, remat)
-    lo, hi = int(info["min_peak_lower_bound"]) - 1, int(info["no_remat_peak"])
-    s, rc = remat_plan(graph_path, hi, planner, out=out, remat=remat, time_limit=time_limit)
-    if rc != 0:
+    """The lowest peak (bytes) `planner` reaches, and the JSON summary of
+    that run: one `remat plan --budget lowest`, which bisects on the budget
+    inside remat (time_limit covers the whole search; remat's default
+    when None) and reports the schedule's own peak as its budget, with
+    `peak_lower_bound`, the peak no schedule can go below.  (None, None)
+    when it finds nothing.  The lowest found, not a proof that nothing lower
+    fits; nor need planning again at that peak succeed (the fast planners
+    are not monotone in the budget: twremat on a tiny GPT found a
+    743,944-byte schedule at 754,487 and none at 743,944), so the schedule
+    itself is what to use: with out, it is left in that file.  info is
+    accepted for compatibility and not needed."""
+    s, rc = remat_plan(graph_path, "lowest", planner, out=out, remat=remat,
+                       time_limit=time_limit)
+    if rc == 3:
         return None, None
-    best, summary = hi, s
-    hi = int(s["peak_mem"])
-    while hi - lo > max(1, hi // 1000):
-        mid = (lo + hi) // 2
-        # A run that finds nothing (exit 3) writes no file: out keeps best's.
-        s, rc = remat_plan(graph_path, mid, planner, out=out, remat=remat,
-                           time_limit=time_limit)
-        if rc == 0:
-            hi = min(mid, int(s["peak_mem"]))
-            best, summary = mid, s
-        elif rc == 3:
-            lo = mid
-        else:
-            raise PlanError("remat plan at %d: exit %d: %s" % (mid, rc, s.get("error")), rc, s)
-    return best, summary
+    if rc != 0:
+        raise PlanError("remat plan --budget lowest: exit %d: %s" % (rc, s.get("error")), rc, s)
+    return int(s["peak_mem"]), s
 
 
 def lowest_budget(graph_path, planner="auto", remat=None, time_limit=None, info=None,
@@ -253,7 +240,7 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
                   mem=None, in_memory=False):
     """Plan the graph at `budget` (what remat plan --budget takes, or
     "lowest") with the schedule left in spath.  Returns (summary, budget):
-    for "lowest" the budget the bisection settled on.  Raises PlanError
+    for "lowest" the lowest peak reached (remat plan --budget lowest).  Raises PlanError
     (exit_code 3 when nothing fits); with mem (a Memory), its message says
     what is fixed and the lowest the planner reaches (explain_no_fit(), in
     device memory when in_memory), and it carries lowest_budget,
@@ -263,7 +250,7 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
         if b is None:
             raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
                             3)
-        return summary, b   # the bisection's schedule, in spath
+        return summary, b   # the schedule at that peak, in spath
     summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
     if rc == 3 and mem is not None and summary.get("budget") is not None:
         msg, low = explain_no_fit(gpath, mem, int(summary["budget"]), planner, remat,
@@ -283,24 +270,25 @@ def explain_no_fit(gpath, mem, budget_bytes, planner, remat=None, time_limit=Non
     """The message of a PlanError when no schedule fits: what is fixed and
     the lowest memory the planner reaches, in the terms the user gave
     (device memory, or the graph's budget).  The lowest comes from a short
-    bisection (1 s per try at most)."""
+    `remat plan --budget lowest` (5 s at most)."""
     info = remat_info(gpath, remat)
-    tl = 1 if time_limit is None else min(float(time_limit), 1)
-    low, _ = lowest_plan(gpath, planner, remat, tl, info)
+    tl = 5 if time_limit is None else min(float(time_limit), 5)
+    low, low_summary = lowest_plan(gpath, planner, remat, tl, info)
+    floor = int(low_summary.get("peak_lower_bound") or info["min_peak_lower_bound"]) \
+        if low_summary else int(info["min_peak_lower_bound"])
     if in_memory:
         head = "no schedule fits in %s: %s, plan %s" % (
             _size(budget_bytes + mem.fixed), mem.describe(), _size(budget_bytes))
         lowest = ("the lowest memory %s reaches is %s (fixed + %s)"
                   % (planner, _size(mem.fixed + low), _size(low)) if low is not None else
                   "%s finds no schedule at any budget" % planner)
-        bound = "no schedule can go below %s" % _size(mem.fixed +
-                                                      int(info["min_peak_lower_bound"]))
+        bound = "no schedule can go below %s" % _size(mem.fixed + floor)
     else:
         head = "no schedule fits in a budget of %s (parameters, buffers and optimizer state " \
                "come on top: %s)" % (_size(budget_bytes), mem.describe())
         lowest = ("the lowest budget %s reaches is %s" % (planner, _size(low))
                   if low is not None else "%s finds no schedule at any budget" % planner)
-        bound = "no schedule can go below %s" % _size(int(info["min_peak_lower_bound"]))
+        bound = "no schedule can go below %s" % _size(floor)
     return "%s; %s; %s" % (head, lowest, bound), low
 
 

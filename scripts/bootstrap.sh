@@ -9,8 +9,10 @@ quiet=0
 [ "${1:-}" = "--quiet" ] && quiet=1
 say() { [ "$quiet" = 1 ] || echo "bootstrap: $*" >&2; }
 
+# man-db, groff-base: the cli/manpage test renders man/remat.1 (skipped without).
 packages=(gcc make cmake pkg-config python3 libcjson-dev libigraph-dev
-          libglpk-dev libcmocka-dev coinor-libcbc-dev python3-pip python3-setuptools)
+          libglpk-dev libcmocka-dev coinor-libcbc-dev python3-pip python3-setuptools
+          man-db groff-base)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

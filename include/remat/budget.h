@@ -20,13 +20,16 @@ struct remat_budget_spec {
 	int scale;
 	uint64_t unit;     /* bytes per unit (1 for percent) */
 	char text[64];     /* the text as given, for messages */
+	int lowest;        /* "lowest": the lowest peak the planner reaches
+			      (remat_plan_lowest()); resolves to no size */
 };
 
 /*
  * Parse a budget.  Numbers are decimal with an optional fraction;
  * units B, KB/MB/GB/TB (1000^k), KiB/MiB/GiB/TiB (1024^k), any case, with
- * optional blanks before the unit; or a trailing "%".  Errors are
- * REMAT_EUSAGE quoting the text.
+ * optional blanks before the unit; or a trailing "%"; or the word
+ * "lowest" (any case; spec->lowest set).  Errors are REMAT_EUSAGE quoting
+ * the text.
  */
 int remat_budget_parse(const char *text, struct remat_budget_spec *spec,
 		       struct remat_error *err);
@@ -34,7 +37,7 @@ int remat_budget_parse(const char *text, struct remat_budget_spec *spec,
 /*
  * Resolve to bytes, rounding fractions down; a percentage is taken of
  * no_remat_peak.  Exact integer arithmetic; REMAT_EUSAGE on overflow of
- * int64.
+ * int64, and for "lowest", which is no size.
  */
 int remat_budget_resolve(const struct remat_budget_spec *spec,
 			 int64_t no_remat_peak, int64_t *bytes,

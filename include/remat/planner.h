@@ -79,6 +79,7 @@ struct remat_plan_report {
 	int64_t solver_crashes; /* MILP solves lost because the solver's process
 				   crashed (filled in by remat_plan_run()) */
 	int crash_signal;      /* the signal of the last one (SIGSEGV ...), 0 if none */
+	int64_t peak_bound;    /* remat_plan_lowest(): the peak lower bound, -1 if none */
 };
 
 struct remat_plan_request {
@@ -166,6 +167,25 @@ int remat_plan_run(const struct remat_planner *p,
 		   const struct remat_plan_request *req,
 		   struct remat_schedule *out, struct remat_sim_result *res,
 		   struct remat_error *err);
+
+/*
+ * The lowest peak p reaches (remat plan --budget lowest): req->budget is
+ * ignored; req's time limit covers the whole search.  A bisection on the
+ * budget between a proven peak lower bound and the peak of a plan at the
+ * no-remat peak, each probe a remat_plan_run() with a share of the time
+ * (for auto: auto asked for any schedule within the budget, --gap 0.999;
+ * then auto as asked at the lowest budget that fitted, with the time
+ * left; the cheaper schedule is kept).  On
+ * REMAT_OK, *out is that schedule, res its simulation with res->budget
+ * the budget it was found at (p asked again for it finds it; the peak
+ * may be lower), *peak_bound the peak lower bound (no schedule peaks
+ * lower), and req->report (if any) says what was chosen and, in its note,
+ * how far the peak is from the bound.  The lowest found, not a proof that
+ * nothing lower fits: planners are not monotone in the budget.
+ */
+int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_request *req,
+		      struct remat_schedule *out, struct remat_sim_result *res,
+		      int64_t *peak_bound, struct remat_error *err);
 
 /* Initialise a report to "nothing known". */
 void remat_plan_report_init(struct remat_plan_report *r);

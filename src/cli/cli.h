@@ -32,7 +32,7 @@
 
 #include "remat/remat.h"
 
-/* Exit codes (FORMATS.md section 4, README "Exit codes"). */
+/* Exit codes (FORMATS.md section 4, docs/commands.md "Exit codes"). */
 enum cli_exit {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_INPUT = 1,       /* bad input: graph, schedule or results file */
@@ -65,6 +65,18 @@ enum cli_opt_flags {
 	CLI_REQUIRED = 1u << 0  /* a usage error when the option is not given */
 };
 
+/*
+ * What a shell completes an option's value with ('remat completion bash').
+ * CLI_COMPLETE_AUTO follows the placeholder: FILE a file, DIR a folder,
+ * "a|b" one of those words, anything else nothing.
+ */
+enum cli_complete {
+	CLI_COMPLETE_AUTO = 0,
+	CLI_COMPLETE_PLANNER,   /* a planner's name (remat planners) */
+	CLI_COMPLETE_PLANNERS,  /* a comma list of planners' names */
+	CLI_COMPLETE_ORDER      /* a node order method (remat order --method) */
+};
+
 struct cli_opt {
 	enum cli_opt_type type;
 	char short_name;        /* 0 for none */
@@ -76,6 +88,7 @@ struct cli_opt {
 	double lo, hi;          /* INT, NUMBER: the accepted range */
 	const char *needs;      /* CALLBACK: "a fraction (0.01) or ..." */
 	int (*cb)(const struct cli_opt *o, const char *arg); /* 0, or -1: refused */
+	enum cli_complete complete; /* what a shell completes the value with */
 	const char *given;      /* set by the parser: the last value as given
 				   ("" for a flag), NULL when not given */
 };
@@ -133,6 +146,10 @@ struct cli_planner_opts {
 #define OPT_STRING(s, l, v, a, h) \
 	{ .type = CLI_OPT_STRING, .short_name = (s), .long_name = (l), \
 	  .value = CLI_TYPED_(const char *, v), .argh = (a), .help = (h) }
+/* A string a shell completes as c says (enum cli_complete). */
+#define OPT_STRING_C(s, l, v, a, c, h) \
+	{ .type = CLI_OPT_STRING, .short_name = (s), .long_name = (l), \
+	  .value = CLI_TYPED_(const char *, v), .argh = (a), .help = (h), .complete = (c) }
 #define OPT_LIST(s, l, v, a, h) \
 	{ .type = CLI_OPT_LIST, .short_name = (s), .long_name = (l), \
 	  .value = CLI_TYPED_(struct cli_list, v), .argh = (a), .help = (h) }
@@ -149,7 +166,16 @@ struct cli_cmd {
 	const char *summary;  /* one line for "remat --help" */
 	const char *description; /* paragraph for "remat NAME --help", or NULL */
 	int min_pos, max_pos; /* positional arguments; max_pos -1: any number */
+	/*
+	 * Calls cli_parse() before it does anything else: 'remat completion'
+	 * reads each command's options by running it with cli_describe() set.
+	 */
 	int (*run)(const struct cli_cmd *cmd, int argc, char **argv);
+	/*
+	 * The i-th word the first positional argument may be (NULL past the
+	 * last), for shell completion; NULL: the positional arguments are files.
+	 */
+	const char *(*word)(size_t i);
 };
 
 /*
@@ -163,6 +189,14 @@ struct cli_cmd {
  * anything but CLI_GO_ON nothing is left to release.
  */
 int cli_parse(const struct cli_cmd *cmd, struct cli_opt *opts, int *argc, char **argv);
+/*
+ * While fn is set (not NULL), cli_parse() parses nothing: it hands the
+ * command and its table to fn(cmd, opts, ctx) and returns CLI_EXIT_OK, so
+ * that running a command describes its options ('remat completion').
+ */
+typedef void (*cli_describe_fn)(const struct cli_cmd *cmd, const struct cli_opt *opts,
+				void *ctx);
+void cli_describe(cli_describe_fn fn, void *ctx);
 /* Free what the parser allocated for opts (lists, planner options). */
 void cli_release(struct cli_opt *opts);
 /* The value of the option long_name as given, or NULL when not given. */
@@ -216,5 +250,13 @@ int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_convert(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_bench(const struct cli_cmd *cmd, int argc, char **argv);
 int cmd_order(const struct cli_cmd *cmd, int argc, char **argv);
+/* gen's generators, in order (NULL past the last), for completion. */
+const char *cmd_gen_kind(size_t i);
+
+/*
+ * remat completion SHELL: print the completion script of the commands
+ * cmds[0..n) (argv[0..argc): the arguments after "completion").
+ */
+int cli_completion(const struct cli_cmd *cmds, size_t n, int argc, char **argv);
 
 #endif

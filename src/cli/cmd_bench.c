@@ -745,8 +745,8 @@ int cmd_bench(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct bench b;
 	struct cli_opt opts[] = {
-		OPT_STRING('p', "planners", &b.planner_spec, "LIST",
-			   "planners: all (default), fast, NAME,... and -NAME to leave out"),
+		OPT_STRING_C('p', "planners", &b.planner_spec, "LIST", CLI_COMPLETE_PLANNERS,
+			     "planners: all (default), fast, NAME,... and -NAME to leave out"),
 		OPT_STRING('b', "budgets", &b.budget_spec, "LIST",
 			   "budgets: 80%, 4GiB, LO..HI:N (N points), LO..HI:STEP, comma lists "
 			   "(default 10%..100%:10%)"),

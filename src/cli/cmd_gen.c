@@ -38,6 +38,11 @@ static const struct gen_kind kinds[] = {
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
+const char *cmd_gen_kind(size_t i)
+{
+	return i < N_KINDS ? kinds[i].name : NULL;
+}
+
 static int allowed(const struct gen_kind *k, const char *opt)
 {
 	const char *const *o;

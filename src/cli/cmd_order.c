@@ -17,8 +17,8 @@ int cmd_order(const struct cli_cmd *cmd, int argc, char **argv)
 	double limit = 0;
 	int json = 0;
 	struct cli_opt opts[] = {
-		OPT_STRING('m', "method", &mtext, "M",
-			   "file, greedy, schedule, local, best or budget (default best)"),
+		OPT_STRING_C('m', "method", &mtext, "M", CLI_COMPLETE_ORDER,
+			     "file, greedy, schedule, local, best or budget (default best)"),
 		OPT_STRING('o', "output", &out, "FILE", "write the graph with its nodes in the "
 			   "new order (atomically; - for stdout)"),
 		OPT_BUDGET('b', "budget", &budget, "schedule: plan at this budget (default: at "

@@ -101,29 +101,31 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	const char *pname = "auto", *out = NULL, *timeline = NULL, *order_text = NULL;
 	struct cli_budget budget = CLI_BUDGET_INIT;
 	struct cli_planner_opts popts = { NULL, 0 };
-	int json = 0, quiet = 0, rc, code, i;
+	int json = 0, quiet = 0, rc, code, i, lowest = 0;
+	int64_t peak_bound = -1;
 	double t0 = remat_now(), elapsed, limit = PLAN_DEFAULT_SECONDS;
 	struct sigaction sa, old_int;
 	uint64_t seed = 1;
 	int64_t device = -1;
 	struct cli_opt opts[] = {
 		OPT_BUDGET('b', "budget", &budget,
-			   "memory budget: bytes, 4GiB, 1.5GB, or 60% of the no-remat peak"),
+			   "memory budget: bytes, 4GiB, 1.5GB, 60% of the no-remat peak, or "
+			   "lowest (the lowest peak the planner reaches)"),
 		OPT_BYTES(0, "device-memory", &device, "B",
 			  "instead of --budget: the device's memory; the budget is B less the "
 			  "graph's fixed_bytes (parameters, buffers, what it leaves out)"),
-		OPT_STRING('p', "planner", &pname, "NAME",
-			   "planner to run (default auto; see 'remat planners')"),
+		OPT_STRING_C('p', "planner", &pname, "NAME", CLI_COMPLETE_PLANNER,
+			     "planner to run (default auto; see 'remat planners')"),
 		OPT_STRING('o', "output", &out, "FILE", "write the schedule to FILE (atomically; - for "
 			   "stdout, the summary then on stderr)"),
 		OPT_SECONDS('t', "time-limit", &limit,
 			    "stop searching SECONDS after the command starts, loading "
 			    "included, and keep the best schedule (default 10; 0: no limit)"),
 		OPT_UINT64(0, "seed", &seed, "N", "seed for randomized planners (default 1)"),
-		OPT_STRING(0, "order", &order_text, "METHOD", "plan in a node order with a low "
-			   "no-remat peak: file (as listed), greedy, schedule, local, budget or "
-			   "best (default best for auto and lns, file for the others; see "
-			   "'remat order')"),
+		OPT_STRING_C(0, "order", &order_text, "METHOD", CLI_COMPLETE_ORDER,
+			     "plan in a node order with a low no-remat peak: file (as listed), "
+			     "greedy, schedule, local, budget or best (default best for auto and "
+			     "lns, file for the others; see 'remat order')"),
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_FLAG('q', "quiet", &quiet, "no progress display"),
 		OPT_STRING(0, "timeline", &timeline, "FILE",
@@ -184,7 +186,9 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 
 	memset(&req, 0, sizeof(req));
 	rc = remat_graph_load_file(argv[0], &g, &err);
-	if (rc == REMAT_OK && budget.given) {
+	if (rc == REMAT_OK && budget.given && budget.spec.lowest) {
+		lowest = 1;
+	} else if (rc == REMAT_OK && budget.given) {
 		rc = remat_budget_resolve(&budget.spec, g->no_remat_peak, &req.budget, &err);
 	} else if (rc == REMAT_OK && g->fixed_bytes < 0) {
 		rc = REMAT_FAIL(&err, REMAT_EINPUT, "%s: '--device-memory' needs the graph's "
@@ -235,7 +239,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	sa.sa_handler = on_interrupt;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
-	rc = remat_plan_run(p, &req, &s, &res, &err);
+	if (lowest) {
+		rc = remat_plan_lowest(p, &req, &s, &res, &peak_bound, &err);
+		if (rc == REMAT_OK)
+			req.budget = res.budget;   /* the budget it was found at */
+	} else {
+		rc = remat_plan_run(p, &req, &s, &res, &err);
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	elapsed = remat_now() - t0;
 	if (interrupted && !report.note[0])

@@ -19,25 +19,25 @@ static const struct cli_cmd commands[] = {
 	  "prints a summary; -o writes the schedule (atomically).  Exit 0: a\n"
 	  "schedule within the budget was found; 3: none was found (no file is\n"
 	  "written); 1: bad input; 2: usage error.",
-	  1, 1, cmd_plan },
+	  1, 1, cmd_plan, NULL },
 	{ "simulate", "GRAPH SCHEDULE [--budget B] [--json]",
 	  "check a schedule and report its peak memory and cost",
 	  "Replays SCHEDULE on GRAPH under the rules of FORMATS.md.  Exit 0: valid\n"
 	  "(and within the budget, if one was given); 1: invalid schedule or bad\n"
 	  "input; 3: valid but over budget.",
-	  2, 2, cmd_simulate },
+	  2, 2, cmd_simulate, NULL },
 	{ "info", "GRAPH [--budget B] [--json]",
 	  "validate a graph and show its size, no-remat peak and lower bound",
-	  NULL, 1, 1, cmd_info },
+	  NULL, 1, 1, cmd_info, NULL },
 	{ "order", "GRAPH [--method M] [-o ORDERED.json]",
 	  "find a topological order with a low no-remat peak",
 	  "Orders GRAPH's nodes for a low peak without recomputation (methods:\n"
 	  "file, greedy, schedule, local, budget, best) and reports the peak next to\n"
 	  "the file order's; -o writes the same graph with its nodes in that order,\n"
 	  "so that every planner follows it.",
-	  1, 1, cmd_order },
+	  1, 1, cmd_order, NULL },
 	{ "planners", "", "list the planners, one per line", NULL,
-	  0, 0, cmd_planners },
+	  0, 0, cmd_planners, NULL },
 	{ "gen", "chain N | layered N | unet [DEPTH] | train GRAPH [options]",
 	  "generate a synthetic graph, or the training graph of a forward graph",
 	  "Writes a remat-graph (stdout, or -o FILE atomically).  The same arguments\n"
@@ -45,9 +45,9 @@ static const struct cli_cmd commands[] = {
 	  "layers; layered: a random layered DAG of N nodes (Gagrani et al. 2022);\n"
 	  "unet: a U-Net with long skip connections; train: Checkmate's training\n"
 	  "graph of GRAPH (a loss, and a backward node per forward node).",
-	  1, 2, cmd_gen },
+	  1, 2, cmd_gen, cmd_gen_kind },
 	{ "convert", "IN [-o OUT]", "convert a graph (remat-graph or networkx node-link) to remat-graph",
-	  NULL, 1, 1, cmd_convert },
+	  NULL, 1, 1, cmd_convert, NULL },
 	{ "bench", "GRAPH|FOLDER... [--planners LIST] [--budgets LIST] [-o FILE] [options]\n"
 	  "       remat bench --merge RESULTS|FOLDER... [-o FILE] [--plot DIR] [--baseline FILE]",
 	  "run planners x budgets over graphs; merge, plot and check results",
@@ -61,7 +61,7 @@ static const struct cli_cmd commands[] = {
 	  "(30%..100%:10% is the same eight).  Exit 0: every run finished (whether\n"
 	  "or not it fit); 5: a regression against --baseline, or a run crashed or\n"
 	  "failed; 130: interrupted (finished rows are kept); 1, 2, 4 as for plan.",
-	  1, -1, cmd_bench },
+	  1, -1, cmd_bench, NULL },
 };
 
 
@@ -285,6 +285,9 @@ int main(int argc, char **argv)
 		printf("remat %s\n", REMAT_VERSION);
 		return CLI_EXIT_OK;
 	}
+	/* Not in the table: what the build runs to write the completion script. */
+	if (strcmp(name, "completion") == 0)
+		return cli_completion(commands, N_COMMANDS, argc - 2, argv + 2);
 	cmd = find_command(name);
 	if (!cmd)
 		return unknown_command(name);

@@ -89,6 +89,8 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 	}
 	if (report)
 		fprintf(f, ", \"solver_crashes\": %lld", (long long)report->solver_crashes);
+	if (report && report->peak_bound >= 0)
+		fprintf(f, ", \"peak_lower_bound\": %lld", (long long)report->peak_bound);
 	if (report && report->note[0]) {
 		fputs(", \"note\": ", f);
 		remat_i_json_write_str(f, report->note);

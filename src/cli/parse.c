@@ -15,6 +15,16 @@
 
 #include "cli/cli.h"
 
+/* Set by cli_describe(): describe the table instead of parsing. */
+static cli_describe_fn describe_fn;
+static void *describe_ctx;
+
+void cli_describe(cli_describe_fn fn, void *ctx)
+{
+	describe_fn = fn;
+	describe_ctx = ctx;
+}
+
 /* A value waiting for the second pass. */
 struct pending {
 	struct cli_opt *o;
@@ -371,9 +381,15 @@ static int recognize(const struct cli_cmd *cmd, struct cli_opt *opts, int argc,
 int cli_parse(const struct cli_cmd *cmd, struct cli_opt *opts, int *argc, char **argv)
 {
 	struct cli_opt *popt = find_type(opts, CLI_OPT_PLANNER), *o;
-	struct pending *todo = malloc(sizeof(*todo) * ((size_t)*argc + 1));
+	struct pending *todo;
 	int i, npos = 0, ntodo = 0, only_pos = 0, code = CLI_GO_ON;
 
+	if (describe_fn) {
+		describe_fn(cmd, opts, describe_ctx);
+		*argc = 0;
+		return CLI_EXIT_OK;
+	}
+	todo = malloc(sizeof(*todo) * ((size_t)*argc + 1));
 	if (!todo) {
 		cli_error("out of memory");
 		return CLI_EXIT_SYSTEM;

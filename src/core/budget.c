@@ -48,6 +48,10 @@ int remat_budget_parse(const char *text, struct remat_budget_spec *spec,
 	end = p + strlen(p);
 	while (end > p && isspace((unsigned char)end[-1]))
 		end--;
+	if (end - p == 6 && strncasecmp(p, "lowest", 6) == 0) {
+		spec->lowest = 1;
+		return REMAT_OK;
+	}
 	for (; p < end && isdigit((unsigned char)*p); p++, int_digits++) {
 		if (spec->num == 0 && *p == '0')
 			continue; /* leading zeros do not count as digits */
@@ -99,6 +103,9 @@ int remat_budget_resolve(const struct remat_budget_spec *spec,
 	unsigned __int128 v, den = 1;
 	int i;
 
+	if (spec->lowest)
+		return REMAT_FAIL(err, REMAT_EUSAGE, "budget 'lowest' is no size: only 'remat plan' "
+				  "takes it (the lowest peak the planner reaches)");
 	for (i = 0; i < spec->scale; i++)
 		den *= 10;
 	if (spec->percent) {

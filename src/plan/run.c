@@ -35,6 +35,7 @@ void remat_plan_report_init(struct remat_plan_report *r)
 	r->gap = NAN;
 	r->optimal = -1;
 	r->order_peak = -1;
+	r->peak_bound = -1;
 	r->first_s = NAN;
 	r->final_s = NAN;
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Install under a scratch prefix and build README's library example with
+# Install under a scratch prefix and build the documented library example with
 # `pkg-config remat` only (no source tree on the include path): the
 # installed headers, library and remat.pc must work, and remat.pc must
 # follow the prefix given at install time.  Then (issue 35) remat_torch:
 # installed in the prefix it finds the installed binary first; `pip
 # install --target` from the source's Python parts, offline; and the .deb
-# `cpack -G DEB` makes from this build holds every piece.
+# `cpack -G DEB` makes from this build holds every piece, the man page and
+# the bash completion included.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
@@ -14,16 +15,26 @@ trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 test -x "$prefix/bin/remat"
+# The man page and the bash completion the build wrote (issue 34).
+[ -f "$prefix/share/man/man1/remat.1" ] || { echo "share/man/man1/remat.1 not installed"; exit 1; }
+comp="$prefix/share/bash-completion/completions/remat"
+[ -f "$comp" ] || { echo "share/bash-completion/completions/remat not installed"; exit 1; }
+cmp -s "$comp" <("$prefix/bin/remat" completion bash) ||
+  { echo "the installed completion is not what 'remat completion bash' prints"; exit 1; }
 pc=$(find "$prefix" -name remat.pc)
 export PKG_CONFIG_PATH=$(dirname "$pc")
 # The .pc resolves to the install prefix, not to CMAKE_INSTALL_PREFIX.
 incdir=$(pkg-config --variable=includedir remat)
 [ -f "$incdir/remat/remat.h" ] || { echo "remat.pc includedir '$incdir' has no remat/remat.h"; exit 1; }
 [ -f "$incdir/remat/version.h" ] || { echo "version.h not installed"; exit 1; }
-# README's example, verbatim: the C block after the 'library example' marker.
+# The documented example, verbatim: the C block after the 'library example'
+# marker, in README.md or docs/library.md (where the README's guide points).
+doc=$(grep -l -- '<!-- library example -->' "$src/README.md" "$src/docs/library.md" \
+      2>/dev/null | head -1 || true)
+[ -n "$doc" ] || { echo "no library example marker in README.md or docs/library.md"; exit 1; }
 awk '/<!-- library example -->/ {on=1; next} on && /^```c$/ {body=1; next}
-     body && /^```$/ {exit} body {print}' "$src/README.md" > "$tmp/plan.c"
-[ -s "$tmp/plan.c" ] || { echo "no library example found in README.md"; exit 1; }
+     body && /^```$/ {exit} body {print}' "$doc" > "$tmp/plan.c"
+[ -s "$tmp/plan.c" ] || { echo "no library example found in $doc"; exit 1; }
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror "$tmp/plan.c" -o "$tmp/plan" \
   $(pkg-config --cflags --libs remat)
 "$tmp/plan" "$src/examples/kumar-fig1.json" 3 "$tmp/out.json" > "$tmp/said"
@@ -73,6 +84,7 @@ if command -v dpkg-deb >/dev/null; then
   deb=$(ls "$tmp"/deb/remat_*.deb)
   list=$(dpkg-deb -c "$deb" | awk '{print $6}')
   for want in ./usr/bin/remat ./usr/include/remat/remat.h ./usr/include/remat/version.h \
+              ./usr/share/man/man1/remat.1 ./usr/share/bash-completion/completions/remat \
               /libremat.a /pkgconfig/remat.pc \
               ./usr/lib/python3/dist-packages/remat_torch/api.py \
               ./usr/lib/python3/dist-packages/remat_torch/_installed.py; do

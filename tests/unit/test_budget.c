@@ -106,6 +106,29 @@ static void test_overflow(void **state)
 	}
 }
 
+static void test_lowest(void **state)
+{
+	const char *yes[] = { "lowest", "LOWEST", " Lowest " };
+	const char *no[] = { "lowestx", "low", "lowest%", "1lowest" };
+	struct remat_budget_spec spec;
+	struct remat_error err;
+	int64_t bytes;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(yes) / sizeof(*yes); i++) {
+		assert_int_equal(remat_budget_parse(yes[i], &spec, &err), REMAT_OK);
+		assert_true(spec.lowest);
+		/* No size: only remat plan takes it. */
+		assert_int_equal(remat_budget_resolve(&spec, 1000, &bytes, &err), REMAT_EUSAGE);
+		assert_non_null(strstr(err.msg, "only 'remat plan'"));
+	}
+	for (i = 0; i < sizeof(no) / sizeof(*no); i++)
+		assert_int_equal(remat_budget_parse(no[i], &spec, &err), REMAT_EUSAGE);
+	assert_int_equal(remat_budget_parse("60%", &spec, &err), REMAT_OK);
+	assert_false(spec.lowest);
+}
+
 static void test_format_bytes(void **state)
 {
 	char buf[32];
@@ -134,6 +157,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_format_bytes),
+		cmocka_unit_test(test_lowest),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,259 @@
+/*
+ * lowest.c - remat_plan_lowest(): the lowest peak a planner reaches, in
+ * one call (remat plan --budget lowest).
+ *
+ * A bisection on the budget between a proven peak lower bound (the cut
+ * peak bound, remat_bound_cut_peak(), else the graph's least peak) and
+ * the peak of a plan at the no-remat peak, each probe one
+ * remat_plan_run() with a share of the time left; a probe that fits
+ * lowers the top to the peak it found (not only to the budget it was
+ * given), so the bisection closes on peaks that exist.  Planners are not
+ * monotone in the budget (one may fit at 744 KB and not at 743), so the
+ * answer is the lowest peak found, not a proof that nothing lower fits,
+ * and the budget it reports is the one that probe was given (the planner
+ * asked again for that budget finds that schedule), not the peak.
+ *
+ * auto's probes are auto asked only for a schedule within the budget
+ * (--gap 0.999: it stops at the first one its fast planners find, and its
+ * cut bound may prove at once that none exists); then auto plans, with
+ * the options it was given, at the lowest budget that fitted with the
+ * time left, to lower the cost there, and the cheaper schedule is kept.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remat/bound.h"
+#include "remat/budget.h"
+#include "remat/planner.h"
+#include "analysis/needed.h"
+
+/* The bisection stops when the top is within this fraction of the bottom. */
+#define LOWEST_PRECISION 1e-3
+/* Share of the time the probes may use before auto's own plan. */
+#define LOWEST_PROBE_SHARE 0.8
+/* auto's probes: any schedule within the budget will do. */
+#define LOWEST_PROBE_GAP "0.999"
+/* Seconds the cut peak bound may take, at most (and at most 10% of the limit). */
+#define LOWEST_BOUND_SECONDS 1.0
+
+struct probe_state {
+	const struct remat_plan_request *req;
+	double t0;
+	int probes;
+	int64_t lo, hi;       /* lo: no budget <= lo is known to fit; hi: a peak found */
+	char phase[96];
+};
+
+/* Probes the bisection still needs, about: one per halving to the precision. */
+static double probes_left(const struct probe_state *ps)
+{
+	double span = (double)(ps->hi - ps->lo);
+
+	return ceil(log2(fmax(2.0, span / fmax(1.0, LOWEST_PRECISION * (double)ps->lo))));
+}
+
+/* An even share of the time to phase_end (0: none, no limit). */
+static double share_of(const struct probe_state *ps, double phase_end)
+{
+	return phase_end > 0 ? (phase_end - remat_now()) / probes_left(ps) : 0;
+}
+
+static double time_left(const struct remat_plan_request *req)
+{
+	return req->deadline > 0 ? req->deadline - remat_now() : INFINITY;
+}
+
+static void say(struct probe_state *ps, int64_t budget)
+{
+	struct remat_progress pr;
+	char b[32];
+	int left = (int)probes_left(ps);
+
+	remat_format_bytes(budget, b, sizeof(b));
+	snprintf(ps->phase, sizeof(ps->phase), "lowest: trying %s (probe %d, about %d more)",
+		 b, ps->probes + 1, left);
+	memset(&pr, 0, sizeof(pr));
+	pr.planner = "lowest";
+	pr.phase = ps->phase;
+	pr.fraction = -1;
+	pr.incumbent = NAN;
+	pr.bound = NAN;
+	pr.elapsed = remat_now() - ps->t0;
+	remat_plan_progress(ps->req, &pr);
+}
+
+/*
+ * One probe of p at budget with `seconds` (0: up to the request's
+ * deadline).  REMAT_OK with *s and *res filled, REMAT_ENOFIT, or an error.
+ */
+static int probe(const struct remat_planner *p, const struct remat_plan_request *req,
+		 const struct remat_kv *opts, int n_opts, int64_t budget, double seconds,
+		 struct remat_schedule *s, struct remat_sim_result *res, char *chosen,
+		 struct remat_error *err)
+{
+	int rc;
+
+	struct remat_plan_request sub = *req;
+	struct remat_plan_report rep;
+
+	remat_plan_report_init(&rep);
+	sub.options = opts;
+	sub.n_options = n_opts;
+	sub.budget = budget;
+	sub.report = &rep;
+	sub.progress = NULL;
+	if (seconds > 0) {
+		double d = remat_now() + seconds;
+
+		if (sub.deadline <= 0 || d < sub.deadline)
+			sub.deadline = d;
+	}
+	rc = remat_plan_run(p, &sub, s, res, err);
+	if (rc == REMAT_OK)
+		snprintf(chosen, 64, "%s", rep.chosen);
+	return rc;
+}
+
+int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_request *req,
+		      struct remat_schedule *out, struct remat_sim_result *res,
+		      int64_t *peak_bound, struct remat_error *err)
+{
+	const struct remat_graph *g = req->graph;
+	struct remat_kv *opts = NULL;
+	int n_opts = req->n_options;
+	struct remat_schedule try;
+	struct remat_sim_result tres;
+	struct probe_state ps;
+	struct remat_error perr;
+	double left, bound_s, phase_end;
+	int64_t cut = -1, least = remat_i_least_peak(g), at = g->no_remat_peak;
+	int rc, is_auto = strcmp(p->name, "auto") == 0, auto_won = 0;
+	char chosen[64] = "", probe_chosen[64] = "";
+
+	*peak_bound = -1;
+	remat_schedule_clear(out);
+	memset(res, 0, sizeof(*res));
+	res->valid = 0;
+	res->budget = -1;
+	if (least < 0)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	memset(&ps, 0, sizeof(ps));
+	ps.req = req;
+	ps.t0 = remat_now();
+	/* auto's probes: the options it was given, and --gap 0.999 last (it wins). */
+	opts = malloc(sizeof(*opts) * (size_t)(req->n_options + 1));
+	if (!opts)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	if (req->n_options)
+		memcpy(opts, req->options, sizeof(*opts) * (size_t)req->n_options);
+	if (is_auto) {
+		opts[n_opts].key = "gap";
+		opts[n_opts].value = LOWEST_PROBE_GAP;
+		n_opts++;
+	}
+
+	/* The peak lower bound: the cut's, in a small share of the time. */
+	left = time_left(req);
+	bound_s = isinf(left) ? LOWEST_BOUND_SECONDS : fmin(LOWEST_BOUND_SECONDS, 0.1 * left);
+	rc = remat_bound_cut_peak(g, bound_s, &cut, NULL, err);
+	if (rc) {
+		free(opts);
+		return rc;
+	}
+	*peak_bound = cut > least ? cut : least;
+	ps.lo = *peak_bound - 1;
+
+	/* The top: a plan at the no-remat peak, which always fits. */
+	remat_schedule_init(&try);
+	left = time_left(req);
+	phase_end = is_auto && !isinf(left) ? remat_now() + LOWEST_PROBE_SHARE * left
+		: req->deadline;
+	ps.hi = g->no_remat_peak;
+	say(&ps, g->no_remat_peak);
+	rc = probe(p, req, opts, n_opts, g->no_remat_peak, share_of(&ps, phase_end), out, res,
+		   chosen, err);
+	ps.probes++;
+	if (rc) {
+		remat_schedule_release(&try);
+		free(opts);
+		return rc;
+	}
+	ps.hi = res->peak_mem;
+
+	/* Bisect, each probe with an even share of what the bisection has left. */
+	while (ps.hi - ps.lo > (int64_t)fmax(1.0, LOWEST_PRECISION * (double)ps.lo)
+	       && !remat_plan_expired(req)) {
+		int64_t mid = ps.lo + (ps.hi - ps.lo) / 2;
+		double share = share_of(&ps, phase_end);
+
+		if (phase_end > 0 && share <= 0)
+			break;
+		say(&ps, mid);
+		remat_error_clear(&perr);
+		rc = probe(p, req, opts, n_opts, mid, share, &try, &tres, probe_chosen, &perr);
+		ps.probes++;
+		if (rc == REMAT_OK) {
+			ps.hi = tres.peak_mem < mid ? tres.peak_mem : mid;
+			at = mid;
+			memcpy(chosen, probe_chosen, sizeof(chosen));
+			remat_schedule_swap(out, &try);
+			*res = tres;
+		} else if (rc == REMAT_ENOFIT) {
+			ps.lo = mid;
+		} else {
+			*err = perr;
+			remat_schedule_release(&try);
+			free(opts);
+			return rc;
+		}
+	}
+	free(opts);
+
+	/*
+	 * auto: plan at the budget of the lowest probe that fitted, to lower
+	 * the cost there (and so that auto asked for that budget again finds
+	 * a schedule, as it did here).
+	 */
+	if (is_auto && !remat_plan_expired(req)) {
+		struct remat_plan_request sub = *req;
+
+		sub.budget = at;
+		remat_error_clear(&perr);
+		rc = remat_plan_run(p, &sub, &try, &tres, &perr);
+		if (rc == REMAT_OK && tres.cost < res->cost) {
+			remat_schedule_swap(out, &try);
+			*res = tres;
+			auto_won = 1;
+			if (req->report)
+				snprintf(chosen, sizeof(chosen), "%s", req->report->chosen);
+		} else if (rc != REMAT_OK && rc != REMAT_ENOFIT) {
+			*err = perr;
+			remat_schedule_release(&try);
+			return rc;
+		}
+	}
+	remat_schedule_release(&try);
+	res->budget = at;
+	res->feasible = res->valid && res->peak_mem <= at;
+	if (req->report) {
+		char pk[32], lb[32];
+		struct remat_plan_report *r = req->report;
+
+		if (!auto_won) {
+			/* A probe's schedule: auto's own report does not describe it. */
+			remat_plan_report_init(r);
+		}
+		snprintf(r->chosen, sizeof(r->chosen), "%s", chosen);
+		r->peak_bound = *peak_bound;
+		remat_format_bytes(res->peak_mem, pk, sizeof(pk));
+		remat_format_bytes(*peak_bound, lb, sizeof(lb));
+		snprintf(r->note, sizeof(r->note), "lowest: peak %s, %.2f%% above the peak lower "
+			 "bound %s (%s); %d probes in %.2f s", pk,
+			 100.0 * ((double)res->peak_mem / (double)*peak_bound - 1.0), lb,
+			 cut > least ? "the cut" : "the largest node", ps.probes,
+			 remat_now() - ps.t0);
+	}
+	return REMAT_OK;
+}

@@ -1,0 +1,161 @@
+/*
+ * prop_lowest.c - remat_plan_lowest() (remat plan --budget lowest) on
+ * random DAGs and random training graphs, for twremat, dtr, chen and
+ * auto (a short time limit).  Properties:
+ *   - it always answers (a plan at the no-remat peak always fits);
+ *   - the schedule simulates, again, to the peak it reports, within the
+ *     budget it reports, and the planner asked for that budget again
+ *     (no time limit: deterministic) finds a schedule (auto: the same one);
+ *   - the reported peak lower bound is never above the peak, nor above
+ *     the true lowest peak of any schedule, found by brute force
+ *     (exhaustive.h: the smallest budget at which the least cost exists)
+ *     on graphs of up to 10 nodes; and the peak is never below it.
+ * No time limit anywhere: what each finds does not depend on the
+ * machine's speed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "exhaustive.h"
+
+/* The least peak of any schedule, by bisection over exhaustive_min_cost(). */
+static int64_t brute_lowest(const struct remat_graph *g)
+{
+	int64_t lo = g->min_peak_lower_bound - 1, hi = g->no_remat_peak;
+
+	while (hi - lo > 1) {
+		int64_t mid = lo + (hi - lo) / 2;
+
+		if (exhaustive_min_cost(g, mid) >= 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+static int64_t lowest(const struct remat_graph *g, const char *name, double seconds,
+		      int64_t brute)
+{
+	const struct remat_planner *p = remat_planner_find(name);
+	struct remat_plan_request req;
+	struct remat_plan_report rep;
+	struct remat_schedule s;
+	struct remat_sim_result res, again;
+	struct remat_error err;
+	int64_t bound = -2;
+	int rc;
+
+	assert_non_null(p);
+	memset(&req, 0, sizeof(req));
+	remat_plan_report_init(&rep);
+	remat_schedule_init(&s);
+	remat_error_clear(&err);
+	req.graph = g;
+	req.budget = -1;   /* ignored */
+	req.seed = 1;
+	req.report = &rep;
+	req.order = (p->flags & REMAT_PLANNER_ORDERS) ? REMAT_ORDER_BEST : REMAT_ORDER_FILE;
+	if (seconds > 0) {
+		req.time_limit = seconds;
+		req.deadline = remat_now() + seconds;
+	}
+	rc = remat_plan_lowest(p, &req, &s, &res, &bound, &err);
+	if (rc != REMAT_OK)
+		fail_msg("%s: %s", name, err.msg);
+	assert_true(res.valid && res.feasible);
+	assert_true(res.peak_mem <= res.budget && res.budget <= g->no_remat_peak);
+	assert_int_equal(rep.peak_bound, bound);
+	assert_true(bound >= g->min_peak_lower_bound);
+	assert_true(bound <= res.peak_mem);
+	assert_int_equal(remat_simulate(g, &s, res.peak_mem, NULL, &again, &err), REMAT_OK);
+	assert_true(again.valid && again.feasible);
+	assert_int_equal(again.peak_mem, res.peak_mem);
+	assert_true(again.cost == res.cost);
+	{
+		struct remat_plan_request again_req = req;
+		struct remat_schedule s2;
+		struct remat_sim_result r2;
+
+		remat_schedule_init(&s2);
+		again_req.budget = res.budget;
+		again_req.report = NULL;
+		if (remat_plan_run(p, &again_req, &s2, &r2, &err) != REMAT_OK)
+			fail_msg("%s on %s: nothing at the budget it reported (%lld): %s", name,
+				 g->name, (long long)res.budget, err.msg);
+		if (strcmp(name, "auto") == 0)
+			assert_true(r2.cost == res.cost);
+		remat_schedule_release(&s2);
+	}
+	if (brute >= 0) {
+		if (bound > brute || res.peak_mem < brute)
+			fail_msg("%s on %s: bound %lld, lowest %lld, brute force %lld", name, g->name,
+				 (long long)bound, (long long)res.peak_mem, (long long)brute);
+	}
+	remat_schedule_release(&s);
+	return res.peak_mem;
+}
+
+static int n_brute, n_at_brute;
+
+static void check_graph(const struct remat_graph *g)
+{
+	int64_t brute = g->n <= 10 ? brute_lowest(g) : -1;
+	int64_t au;
+
+	lowest(g, "twremat", 0, brute);
+	lowest(g, "dtr", 0, brute);
+	lowest(g, "chen", 0, brute);
+	au = lowest(g, "auto", 0, brute);
+	if (brute >= 0) {
+		n_brute++;
+		n_at_brute += au == brute;
+	}
+}
+
+static void prop_random_dags(void **state)
+{
+	uint64_t seed = 4242;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 24; round++) {
+		char *json = tu_random_any_dag_json(&seed, 3 + round % 12, 20);
+		struct remat_graph *g = tu_graph(json);
+
+		check_graph(g);
+		remat_graph_free(g);
+		free(json);
+	}
+}
+
+static void prop_random_training_graphs(void **state)
+{
+	uint64_t seed = 2718;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 20; round++) {
+		char *json = tu_random_graph_json(&seed, 2 + round % 6, 0.2, 1);
+		struct remat_graph *g = tu_graph(json);
+
+		check_graph(g);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("auto's lowest equals the brute force's on %d of %d small graphs\n",
+		      n_at_brute, n_brute);
+	assert_true(n_brute >= 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(prop_random_dags),
+		cmocka_unit_test(prop_random_training_graphs),
+	};
+
+	return cmocka_run_group_tests_name("prop_lowest", tests, NULL, NULL);
+}
