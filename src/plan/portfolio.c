@@ -1,5 +1,6 @@
 /* portfolio.c - every fast planner, one after another; see portfolio.h. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@ void remat_i_portfolio_init(struct remat_i_portfolio *pf, const char *caller)
 	memset(pf, 0, sizeof(*pf));
 	pf->caller = caller;
 	pf->incumbent = NAN;
+	pf->bound = NAN;
 	pf->first_failure = REMAT_OK;
 	pf->order_share = 0.25;
 }
@@ -163,12 +165,17 @@ static int run_one(const struct remat_plan_request *req, struct remat_i_portfoli
 {
 	struct remat_sim_result r;
 	struct remat_error e;
-	struct remat_progress pr = { pf->caller, p->name, -1, NAN, NAN, 0 };
+	struct remat_progress pr = { pf->caller, NULL, -1, NAN, NAN, 0 };
+	char phase[64];
 	int prc;
 
 	if ((*offered || pf->strict_deadline) && deadline > 0 && remat_now() >= deadline)
 		return PF_DEADLINE;
+	/* What is being waited for: a search, by which planner. */
+	snprintf(phase, sizeof(phase), "searching: %s", p->name);
+	pr.phase = phase;
 	pr.incumbent = pf->incumbent;
+	pr.bound = pf->bound;
 	pr.elapsed = remat_now() - t0;
 	remat_plan_progress(req, &pr);
 	remat_plan_report_init(sub->report);

@@ -46,6 +46,7 @@ struct remat_i_portfolio {
 	void *ctx;
 	double incumbent;       /* best cost so far, for progress (NaN: none);
 				   the callback keeps it up to date */
+	double bound;           /* best proven lower bound, for progress (NaN) */
 
 	/* Filled by the run. */
 	int ran;                /* planners run */

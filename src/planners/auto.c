@@ -227,6 +227,8 @@ static void raise_floor(struct auto_keep *k, double lb)
 {
 	if (!isnan(lb) && lb > k->floor_cost)
 		k->floor_cost = lb;
+	if (k->pf)
+		k->pf->bound = k->floor_cost;
 	k->target = fmax(k->floor_cost * (1 + 1e-12), k->floor_cost / (1 - k->gap));
 }
 
@@ -328,6 +330,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	/* It looked at every node it would look at when it ended early. */
 	cut_short = remat_now() - cut_t >= 0.9 * cut_share;
 	remat_i_portfolio_init(&pf, "auto");
+	pf.bound = k.floor_cost;
 	pf.share_time = 1;
 	pf.pass_options = 1;
 	pf.orders = 1;

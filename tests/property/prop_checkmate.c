@@ -26,6 +26,7 @@
 #include "plan/checkmate_model.h"
 
 extern const struct remat_planner remat_i_planner_auto;
+extern const struct remat_planner remat_i_planner_lns;
 extern const struct remat_planner remat_i_planner_checkmate;
 
 static char *random_graph(uint64_t *rs)
@@ -331,16 +332,21 @@ static void test_random(void **state)
  * with costs at most lower_bound / (1 - G), hence at most ex / (1 - G).
  * Large gaps (20%, 5%) make the early stop frequent enough to bite.
  */
-static void test_auto_gap(void **state)
+/*
+ * Stopping at the bound (issue 30), for p = auto or lns: its bound is
+ * never above the optimum (brute force), and when it says it stopped
+ * within the gap (note containing stop_note), the schedule is within
+ * that gap of both its bound and the optimum.
+ */
+static void check_gap(const struct remat_planner *p, const char *stop_note, uint64_t rs,
+		      int min_stopped)
 {
-	uint64_t rs = 20261127;
 	struct remat_schedule s;
 	struct remat_sim_result res;
 	struct remat_plan_report rep;
 	static const char *gaps[2] = { "0.2", "0.05" };
 	int gi, stopped = 0, ran = 0;
 
-	(void)state;
 	remat_schedule_init(&s);
 	for (gi = 0; gi < 40; gi++) {
 		char *json = random_graph(&rs);
@@ -356,34 +362,45 @@ static void test_auto_gap(void **state)
 				struct remat_kv kv[1] = { { "gap", gaps[k] } };
 				double G = atof(gaps[k]);
 
-				if (run(&remat_i_planner_auto, g, b, kv, 1, &ex, &s, &res, &rep) !=
-				    REMAT_OK)
+				if (run(p, g, b, kv, 1, &ex, &s, &res, &rep) != REMAT_OK)
 					continue;
 				ran++;
 				assert_true(ex >= 0);
 				assert_true(res.cost >= ex - 1e-9);
 				if (!isnan(rep.lower_bound) && rep.lower_bound > ex + 1e-9)
-					fail_msg("%s budget %lld: auto's bound %g is above the optimum "
-						 "%g", json, (long long)b, rep.lower_bound, ex);
-				if (strstr(rep.note, "stopped after")) {
+					fail_msg("%s budget %lld: %s's bound %g is above the optimum "
+						 "%g", json, (long long)b, p->name, rep.lower_bound, ex);
+				if (strstr(rep.note, stop_note)) {
 					stopped++;
 					assert_false(isnan(rep.lower_bound));
 					if (res.cost * (1 - G) > rep.lower_bound * (1 + 1e-9) ||
 					    res.cost * (1 - G) > ex * (1 + 1e-9))
-						fail_msg("%s budget %lld: auto stopped at %g with gap %g, "
+						fail_msg("%s budget %lld: %s stopped at %g with gap %g, "
 							 "bound %g, optimum %g", json, (long long)b,
-							 res.cost, G, rep.lower_bound, ex);
+							 p->name, res.cost, G, rep.lower_bound, ex);
 				}
 			}
 		}
 		remat_graph_free(g);
 		free(json);
 	}
-	print_message("auto --gap: %d runs, %d stopped within the gap of a bound\n", ran,
+	print_message("%s --gap: %d runs, %d stopped within the gap of a bound\n", p->name, ran,
 		      stopped);
 	assert_true(ran >= 150);
-	assert_true(stopped >= 30);
+	assert_true(stopped >= min_stopped);
 	remat_schedule_release(&s);
+}
+
+static void test_auto_gap(void **state)
+{
+	(void)state;
+	check_gap(&remat_i_planner_auto, "stopped after", 20261127, 30);
+}
+
+static void test_lns_gap(void **state)
+{
+	(void)state;
+	check_gap(&remat_i_planner_lns, "within the gap of the", 20261128, 30);
 }
 
 int main(void)
@@ -391,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_auto_gap),
+		cmocka_unit_test(test_lns_gap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
