@@ -33,7 +33,8 @@ int remat_i_cm_opts_read(const struct remat_plan_request *req, struct remat_i_cm
 	if (w && strcmp(w, "off") == 0)
 		o->warm = 0;
 	REMAT_TRY(remat_opt_int(req, "max-computes", 0, 0, 1000000, &o->max_computes, err));
-	REMAT_TRY(remat_opt_double(req, "gap", 0, 0, 1, &o->gap, err));
+	/* Stop within 0.01% of the bound, as auto and lns do (issue 30). */
+	REMAT_TRY(remat_opt_double(req, "gap", 1e-4, 0, 1, &o->gap, err));
 	w = remat_opt_get(req, "free-rows");
 	if (w && strcmp(w, "split") != 0 && strcmp(w, "hazard") != 0)
 		return REMAT_FAIL(err, REMAT_EUSAGE,

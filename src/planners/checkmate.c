@@ -105,7 +105,7 @@ static const struct remat_planner_option checkmate_options[] = {
 	  "start from the cheapest fast planner's schedule that maps into the model, "
 	  "else from the LP rounding (default on)" },
 	{ "max-computes", "C", "compute each node at most C times (default 0: no cap)" },
-	{ "gap", "G", "stop at relative optimality gap G (default 0: prove optimality)" },
+	{ "gap", "G", "stop at relative optimality gap G (default 0.0001; 0: prove optimality)" },
 	{ "free-rows", "split|hazard",
 	  "FREE rows: one per hazard (default) or Checkmate's hazard count" },
 	{ NULL, NULL, NULL }
