@@ -113,7 +113,7 @@ struct remat_plan_request {
 
 struct remat_planner_option {
 	const char *name;      /* "slots": given as --slots N */
-	const char *arg;       /* "N" */
+	const char *arg;       /* "N"; NULL: a flag (given alone, its value "1") */
 	const char *help;      /* one line, with the default */
 };
 
@@ -153,7 +153,8 @@ int remat_planner_has_option(const struct remat_planner *p, const char *name);
  * Run p on req (on the graph reordered by req->order, the schedule
  * mapped back), then make the schedule explicit (liveness) when p emitted
  * computes only, then simulate it on req->graph.  Unless p is flagged
- * REMAT_PLANNER_REFERENCE, the needed nodes once each in topological
+ * REMAT_PLANNER_REFERENCE (or declares the flag option "natural" and was
+ * given it), the needed nodes once each in topological
  * order are offered too whenever they fit the budget (always, when it
  * covers the no-remat peak): no schedule costs less, so the better of
  * the two is kept, and a planner that found nothing or ran out of time

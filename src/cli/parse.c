@@ -82,7 +82,7 @@ static void command_help(const struct cli_cmd *c, const struct cli_opt *opts, FI
 }
 
 /* The name of option name as some planner declares it (static), or NULL. */
-static const char *planner_option(const char *name)
+static const struct remat_planner_option *planner_option_def(const char *name)
 {
 	const struct remat_planner *const *pp;
 
@@ -91,9 +91,16 @@ static const char *planner_option(const char *name)
 
 		for (; po && po->name; po++)
 			if (strcmp(po->name, name) == 0)
-				return po->name;
+				return po;
 	}
 	return NULL;
+}
+
+static const char *planner_option(const char *name)
+{
+	const struct remat_planner_option *po = planner_option_def(name);
+
+	return po ? po->name : NULL;
 }
 
 static struct cli_opt *find_long(struct cli_opt *opts, const char *name)
@@ -368,6 +375,13 @@ static int recognize(const struct cli_cmd *cmd, struct cli_opt *opts, int argc,
 	if (*o && (*o)->type == CLI_OPT_FLAG) {
 		if (attached)
 			return cli_usage_error("option '--%s' takes no value", name);
+		return 0;
+	}
+	/* A planner's option without an argument (arg NULL) is a flag: "1". */
+	if (!*o && *pkey && !planner_option_def(*pkey)->arg) {
+		if (attached)
+			return cli_usage_error("option '--%s' takes no value", name);
+		*val = "1";
 		return 0;
 	}
 	if (!attached) {

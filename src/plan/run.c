@@ -151,7 +151,13 @@ static int offer_no_remat(const struct remat_planner *p,
 	struct remat_error e;
 	int orc;
 
+	/*
+	 * A reference's schedule goes out as it is: a planner flagged so, or
+	 * one asked for its natural answer (--natural, mincut's: PyTorch's
+	 * partition itself, issue 37).
+	 */
 	if ((p->flags & REMAT_PLANNER_REFERENCE) ||
+	    (remat_planner_has_option(p, "natural") && remat_opt_get(req, "natural")) ||
 	    (rc != REMAT_OK && rc != REMAT_ENOFIT && rc != REMAT_ECANCELED))
 		return rc;
 	/*

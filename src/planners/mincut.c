@@ -52,6 +52,31 @@
  * near-linear; step 6 makes at most 2 log2(K) + 2 cuts for K candidates,
  * each followed by a linear schedule build and simulation.
  *
+ * Policies (--policy).  "remat" is steps 2 and 3 above.  "torch-1.13"
+ * is what functorch 1.13's min_cut_rematerialization_partition does with
+ * its default compiler (nvfuser), read from its source
+ * (functorch/_src/partitioners.py), on graphs whose labels name ATen
+ * operators ("aten.relu.default", as remat_torch's joint graphs do, or
+ * "aten::relu"): a forward node is banned unless its operator is on
+ * PyTorch's list of recomputable (pointwise, reduction, view-like)
+ * operators, or when its output is under a quarter of its inputs' bytes
+ * (a reduction that shrinks them); an output of a multi-output operator
+ * taken over by a node of its own ("output 1 of ...", PyTorch's getitem)
+ * is never banned.  Capacities are PyTorch's weights: bytes times
+ * 1.1^d, d the distance to the backward (1 to 100), doubled when every
+ * reader of the node could fuse with it (pointwise into pointwise: such
+ * a value need not exist in memory unless saved).  "torch-1.13-inductor"
+ * adds inductor's longer list (views, clones, full, arange, index ...) and
+ * bans what is more than 4 steps from the backward.  No knapsack: 1.13
+ * has no memory budget for its partitioner, so step 6 lifts nothing.
+ * The default is torch-1.13 on graphs labelled "aten.X.Y" (remat_torch's
+ * joint graphs, traced with that partitioner's PyTorch) and remat
+ * elsewhere.
+ *
+ * --natural returns the partition itself: never replaced by the plain
+ * order the runner offers (remat_plan_run()), at any budget; over the
+ * budget it is REMAT_ENOFIT as ever.
+ *
  * Not guaranteed: the cut minimises the bytes kept between forward and
  * backward, not the peak; a recomputed value lives from its
  * recomputation to its last backward read, so on chains without
@@ -76,11 +101,109 @@
 #define MC_INTENSIVE_RATIO 4.0
 
 static const struct remat_planner_option mincut_options[] = {
-	{ "ban", "POLICY", "operators never recomputed besides inputs, outputs and "
-	  "recompute: false: 'intensive' (default: matrix products and convolutions) "
+	{ "ban", "POLICY", "remat policy: operators never recomputed besides inputs, outputs "
+	  "and recompute: false: 'intensive' (default: matrix products and convolutions) "
 	  "or 'none'" },
+	{ "policy", "remat|torch-1.13|torch-1.13-inductor", "what may be recomputed and what "
+	  "a saved value costs: remat's, or PyTorch 1.13's partitioner's (default: "
+	  "torch-1.13 on graphs labelled with ATen overloads, remat's elsewhere)" },
+	{ "natural", NULL, "return the partition itself, never the plain order in its place "
+	  "(PyTorch's answer, at any budget)" },
 	{ NULL, NULL, NULL }
 };
+
+enum mc_policy { MC_REMAT, MC_TORCH, MC_TORCH_INDUCTOR };
+
+/*
+ * functorch 1.13's recomputable_ops (min_cut_rematerialization_partition),
+ * by overload packet name; getitem is the move-out nodes (labels
+ * "output K of ...").  Random operators are banned by not being listed.
+ */
+static const char *const torch_recomputable[] = {
+	"add", "sub", "div", "atan2", "mul", "max", "min", "pow", "remainder", "fmod",
+	"__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "eq", "ne", "ge", "gt",
+	"le", "lt", "abs", "bitwise_not", "ceil", "floor", "frac", "neg", "relu", "round",
+	"silu", "trunc", "log", "log10", "log1p", "log2", "lgamma", "exp", "expm1", "erf",
+	"erfc", "cos", "acos", "cosh", "sin", "asin", "sinh", "tan", "atan", "tanh", "atanh",
+	"sqrt", "rsqrt", "reciprocal", "sigmoid", "softplus", "threshold",
+	"threshold_backward", "clamp", "where", "lerp", "addcmul", "gelu", "gelu_backward",
+	"alias", "softmax", "_softmax", "_softmax_backward_data", "sum", "mean",
+	"_grad_sum_to_size", "sum_to_size", "amax", "to", "type_as", "squeeze", "unsqueeze",
+	NULL
+};
+/* ... and what its compiler="inductor" adds. */
+static const char *const torch_inductor_extra[] = {
+	"convert_element_type", "sign", "clone", "_to_copy", "full_like", "var", "std",
+	"broadcast_in_dim", "select", "permute", "_unsafe_view", "view", "expand", "slice",
+	"reshape", "broadcast_tensors", "scalar_tensor", "ones", "new_zeros",
+	"lift_fresh_copy", "minimum", "arange", "bitwise_and", "triu", "var_mean", "isinf",
+	"any", "isnan", "full", "as_strided", "zeros", "argmax", "maximum", "bitwise_or",
+	"logical_and", "logical_or", "index", NULL
+};
+/* Random operators: fusible, never recomputed. */
+static const char *const torch_random[] = { "native_dropout", "rand_like", "randn_like",
+					    NULL };
+
+/* The ATen operator a label names ("aten.relu.default", "x aten::relu"), or "". */
+static void aten_op(const char *label, char *op, size_t size)
+{
+	const char *p = label ? strstr(label, "aten.") : NULL;
+	size_t k = 0;
+
+	if (label && !p && (p = strstr(label, "aten::")))
+		p += 6;
+	else if (p)
+		p += 5;
+	op[0] = '\0';
+	if (!p)
+		return;
+	while ((isalnum((unsigned char)p[k]) || p[k] == '_') && k + 1 < size) {
+		op[k] = p[k];
+		k++;
+	}
+	op[k] = '\0';
+}
+
+/* A move-out or copy-out node: PyTorch's getitem. */
+static int getitem_label(const char *label)
+{
+	return label && (strncmp(label, "output ", 7) == 0 ||
+			 strncmp(label, "copy of output ", 15) == 0);
+}
+
+static int in_list(const char *const *l, const char *op)
+{
+	for (; *l; l++)
+		if (strcmp(*l, op) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is op (a packet name) fusible for the policy (recomputable or random)? */
+static int torch_fusible(enum mc_policy pol, const char *label)
+{
+	char op[64];
+
+	if (getitem_label(label))
+		return 1;
+	aten_op(label, op, sizeof(op));
+	return op[0] && (in_list(torch_recomputable, op) || in_list(torch_random, op) ||
+			 (pol == MC_TORCH_INDUCTOR && in_list(torch_inductor_extra, op)));
+}
+
+/* Do most forward nodes carry "aten.X.Y" labels (remat_torch's joint graphs)? */
+static int aten_overload_labels(const struct remat_graph *g)
+{
+	int32_t v, with = 0, all = 0;
+
+	for (v = 0; v < g->n; v++) {
+		if (g->kind[v] != REMAT_KIND_FORWARD)
+			continue;
+		all++;
+		with += g->label && g->label[v] && strncmp(g->label[v], "aten.", 5) == 0;
+	}
+	return all > 0 && 2 * with >= all;
+}
 
 enum { MC_FWD = 1, MC_BWD = 2 };
 
@@ -97,6 +220,7 @@ struct mincut {
 	int32_t *fidx;       /* [n] index among forward vertices, -1 */
 	int32_t *stack;      /* [n] scratch */
 	int32_t nf;          /* forward vertices (forward phase + inputs) */
+	double *cap;         /* [n] capacity of a forward vertex's edge */
 	int32_t *cand;       /* soft-banned nodes, best candidates first */
 	int32_t ncand;
 	double scale;        /* capacity = mem * scale + 1 (tie-break) */
@@ -120,6 +244,7 @@ static void mc_release(struct mincut *m)
 	free(m->fidx);
 	free(m->stack);
 	free(m->cand);
+	free(m->cap);
 }
 
 /* Does s name a compute-intensive operator (case-insensitive)? */
@@ -165,9 +290,75 @@ static int cmp_cand(const void *a, const void *b)
 	return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Steps 1 and 2. */
+/*
+ * The torch policies: bans (as hard ones) and PyTorch's weights as
+ * capacities, from the phases mc_init() found.
+ */
+static int mc_torch_policy(struct mincut *m, enum mc_policy pol, struct remat_error *err)
+{
+	const struct remat_graph *g = m->g;
+	int32_t *dist = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+	int32_t i, k, v;
+
+	if (!dist)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in mincut");
+	/* Distance to the backward: 0 outside the forward, else 1 + the least of its readers'. */
+	for (i = g->n - 1; i >= 0; i--) {
+		v = g->topo[i];
+		if (m->fidx[v] < 0 || m->phase[v] == MC_BWD) {
+			dist[v] = 0;
+			continue;
+		}
+		dist[v] = 1000000000;
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if ((m->fidx[u] >= 0 || m->phase[u]) && dist[u] + 1 < dist[v])
+				dist[v] = dist[u] + 1;
+		}
+	}
+	for (v = 0; v < g->n; v++) {
+		const char *lab = g->label ? g->label[v] : NULL;
+		int materialized = g->kind[v] == REMAT_KIND_INPUT || !torch_fusible(pol, lab);
+		double w;
+
+		if (m->fidx[v] < 0)
+			continue;
+		for (k = g->use_off[v]; !materialized && k < g->use_off[v + 1]; k++) {
+			int32_t u = g->use_idx[k];
+
+			if ((m->fidx[u] >= 0 || m->phase[u]) &&
+			    !torch_fusible(pol, g->label ? g->label[u] : NULL))
+				materialized = 1;
+		}
+		w = floor((double)g->mem[v] * pow(1.1, dist[v] < 1 ? 1 : dist[v] > 100 ? 100 :
+						  dist[v]));
+		m->cap[v] = materialized ? w : 2 * w;
+		if (m->phase[v] != MC_FWD || m->hard[v] || getitem_label(lab))
+			continue;
+		{
+			char op[64];
+			int64_t in_bytes = 0;
+
+			aten_op(lab, op, sizeof(op));
+			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+				in_bytes += g->mem[g->in_idx[k]];
+			if (!op[0] || !(in_list(torch_recomputable, op) ||
+					(pol == MC_TORCH_INDUCTOR && in_list(torch_inductor_extra, op))))
+				m->hard[v] = 1;    /* not on the list: random ops, matmuls, norms ... */
+			else if (pol == MC_TORCH_INDUCTOR && dist[v] > 4)
+				m->hard[v] = 1;
+			else if (g->mem[v] * 4 < in_bytes)
+				m->hard[v] = 1;    /* shrinks its inputs 4 times or more */
+		}
+	}
+	free(dist);
+	return REMAT_OK;
+}
+
+/* Steps 1 and 2 (or the torch policies). */
 static int mc_init(struct mincut *m, const struct remat_graph *g, int ban_intensive,
-		   struct remat_error *err)
+		   enum mc_policy pol, struct remat_error *err)
 {
 	size_t n1 = (size_t)g->n + 1;
 	int32_t i, k, v, nrat = 0, any_label = 0;
@@ -187,9 +378,10 @@ static int mc_init(struct mincut *m, const struct remat_graph *g, int ban_intens
 	m->fidx = malloc(sizeof(int32_t) * n1);
 	m->stack = malloc(sizeof(int32_t) * n1);
 	m->cand = malloc(sizeof(int32_t) * n1);
+	m->cap = calloc(n1, sizeof(double));
 	ratio = malloc(sizeof(double) * n1);
 	if (!m->phase || !m->hard || !m->soft || !m->ban || !m->bwd_reads || !m->recomp ||
-	    !m->saved_v || !m->done || !m->fidx || !m->stack || !m->cand || !ratio) {
+	    !m->saved_v || !m->done || !m->fidx || !m->stack || !m->cand || !m->cap || !ratio) {
 		free(ratio);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in mincut");
 	}
@@ -235,7 +427,7 @@ static int mc_init(struct mincut *m, const struct remat_graph *g, int ban_intens
 		qsort(ratio, (size_t)nrat, sizeof(double), cmp_double);
 		median = ratio[nrat / 2];
 	}
-	for (v = 0; ban_intensive && v < g->n; v++) {
+	for (v = 0; pol == MC_REMAT && ban_intensive && v < g->n; v++) {
 		if (m->phase[v] != MC_FWD || m->hard[v])
 			continue;
 		if (any_label)
@@ -270,6 +462,12 @@ static int mc_init(struct mincut *m, const struct remat_graph *g, int ban_intens
 	m->scale = (double)m->nf + 1;
 	if ((double)max_mem * m->scale * ((double)m->nf + 1) > 9007199254740992.0)
 		m->scale = 0;
+	if (pol != MC_REMAT)
+		return mc_torch_policy(m, pol, err);
+	for (v = 0; v < g->n; v++)
+		if (m->fidx[v] >= 0)
+			m->cap[v] = (double)g->mem[v] * (m->scale > 0 ? m->scale : 1) +
+				    (m->scale > 0 ? 1 : 0);
 	return REMAT_OK;
 }
 
@@ -301,7 +499,7 @@ static int mc_cut(struct mincut *m, struct remat_error *err)
 	}
 	for (v = 0; v < g->n; v++)
 		if (m->fidx[v] >= 0)
-			inf += (double)g->mem[v] * (m->scale > 0 ? m->scale : 1) + 1;
+			inf += m->cap[v] + 1;
 	/* Vertices: 0 source, 1 sink, 2 + 2f in, 3 + 2f out. */
 #define IN(v) (2 + 2 * (igraph_integer_t)m->fidx[v])
 #define OUT(v) (3 + 2 * (igraph_integer_t)m->fidx[v])
@@ -318,7 +516,7 @@ static int mc_cut(struct mincut *m, struct remat_error *err)
 	for (v = 0; v < g->n; v++) {
 		if (m->fidx[v] < 0)
 			continue;
-		c = (double)g->mem[v] * (m->scale > 0 ? m->scale : 1) + (m->scale > 0 ? 1 : 0);
+		c = m->cap[v];
 		EDGE(IN(v), OUT(v), c);
 		if (m->hard[v] || m->ban[v])
 			EDGE(0, IN(v), inf);
@@ -485,7 +683,7 @@ int remat_i_mincut_cut(const struct remat_graph *g, int ban_intensive, uint8_t *
 	int32_t i;
 	int rc;
 
-	rc = mc_init(&m, g, ban_intensive, err);
+	rc = mc_init(&m, g, ban_intensive, MC_REMAT, err);
 	if (rc == REMAT_OK)
 		rc = mc_check_training(&m, err);
 	for (i = 0; rc == REMAT_OK && i < m.ncand; i++)
@@ -505,17 +703,33 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 		       struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
-	const char *pol = remat_opt_get(req, "ban");
+	const char *ban = remat_opt_get(req, "ban"), *ps = remat_opt_get(req, "policy");
 	struct remat_i_best best;
 	struct remat_schedule tmp;
 	struct mincut m;
+	enum mc_policy pol;
 	int32_t lo, hi, k;
 	int rc, fits = 0;
 
-	if (pol && strcmp(pol, "intensive") != 0 && strcmp(pol, "none") != 0)
+	if (ban && strcmp(ban, "intensive") != 0 && strcmp(ban, "none") != 0)
 		return REMAT_FAIL(err, REMAT_EUSAGE, "option '--ban': expected 'intensive' or "
-				  "'none', got '%s'", pol);
-	rc = mc_init(&m, g, !pol || strcmp(pol, "intensive") == 0, err);
+				  "'none', got '%s'", ban);
+	if (!ps)
+		pol = aten_overload_labels(g) ? MC_TORCH : MC_REMAT;
+	else if (strcmp(ps, "remat") == 0)
+		pol = MC_REMAT;
+	else if (strcmp(ps, "torch-1.13") == 0)
+		pol = MC_TORCH;
+	else if (strcmp(ps, "torch-1.13-inductor") == 0)
+		pol = MC_TORCH_INDUCTOR;
+	else
+		return REMAT_FAIL(err, REMAT_EUSAGE, "option '--policy': expected 'remat', "
+				  "'torch-1.13' or 'torch-1.13-inductor', got '%s'", ps);
+	if (ban && pol != MC_REMAT)
+		return REMAT_FAIL(err, REMAT_EUSAGE, "option '--ban' is the remat policy's; this "
+				  "plan uses '%s' (give '--policy remat')",
+				  pol == MC_TORCH ? "torch-1.13" : "torch-1.13-inductor");
+	rc = mc_init(&m, g, !ban || strcmp(ban, "intensive") == 0, pol, err);
 	if (rc == REMAT_OK)
 		rc = mc_check_training(&m, err);
 	if (rc) {
@@ -561,10 +775,12 @@ static int mincut_plan(const struct remat_plan_request *req, struct remat_schedu
 		rc = remat_i_best_take(&best, out, err);
 		if (rc == REMAT_OK && req->report)
 			snprintf(req->report->note, sizeof(req->report->note),
-				 "mincut: saves %d values (%lld bytes) for the backward and "
-				 "recomputes %d nodes; %d of %d compute-intensive operators may "
-				 "be recomputed", (int)m.kept_saved, (long long)m.kept_saved_bytes,
-				 (int)m.kept_recomputed, (int)m.kept_k, (int)m.ncand);
+				 "mincut (%s policy): saves %d values (%lld bytes) for the backward "
+				 "and recomputes %d nodes; %d of %d compute-intensive operators may "
+				 "be recomputed", pol == MC_REMAT ? "remat" : pol == MC_TORCH ?
+				 "torch-1.13" : "torch-1.13-inductor", (int)m.kept_saved,
+				 (long long)m.kept_saved_bytes, (int)m.kept_recomputed, (int)m.kept_k,
+				 (int)m.ncand);
 	}
 	remat_schedule_release(&tmp);
 	remat_i_best_release(&best);
