@@ -1,18 +1,31 @@
 #!/usr/bin/env bash
 # Install what remat needs from Debian's packages (only what is missing),
 # then configure and build into build/.  Idempotent; quick when nothing
-# changed.  Usage: scripts/bootstrap.sh [--quiet]
+# changed.  Usage: scripts/bootstrap.sh [--quiet] [--packages]
+# (--packages: install what is missing, then stop: no configure, no build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quiet=0
-[ "${1:-}" = "--quiet" ] && quiet=1
+packages_only=0
+for arg in "$@"; do
+  case $arg in
+    --quiet) quiet=1 ;;
+    --packages) packages_only=1 ;;
+    *) echo "usage: scripts/bootstrap.sh [--quiet] [--packages]" >&2; exit 2 ;;
+  esac
+done
 say() { [ "$quiet" = 1 ] || echo "bootstrap: $*" >&2; }
 
 # man-db, groff-base: the cli/manpage test renders man/remat.1 (skipped without).
 packages=(gcc make cmake pkg-config python3 libcjson-dev libigraph-dev
           libglpk-dev libcmocka-dev coinor-libcbc-dev python3-pip python3-setuptools
           man-db groff-base)
+# REMAT_BOOTSTRAP_FUZZ=1 (bench/fuzz.sh): also clang and its sanitizer and
+# libFuzzer runtimes, for the fuzz targets (-DREMAT_FUZZ=ON).
+if [ "${REMAT_BOOTSTRAP_FUZZ:-0}" = 1 ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
@@ -28,6 +41,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $sudo apt-get install -y -qq "${missing[@]}" >&2
   fi
 fi
+
+[ "$packages_only" = 1 ] && exit 0
 
 build=${REMAT_BUILD_DIR:-build}
 if [ ! -f "$build/CMakeCache.txt" ]; then

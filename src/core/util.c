@@ -9,6 +9,7 @@
 
 #include "remat/budget.h"
 #include "remat/sim.h"
+#include "core/json_read.h"
 #include "core/util.h"
 
 int remat_i_max_input(int64_t *out, struct remat_error *err)
@@ -161,10 +162,27 @@ void remat_i_line_col(const char *buf, size_t off, long *line, long *col)
 
 void remat_i_json_write_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *e = p + strlen(s);
 
 	fputc('"', f);
 	for (; *p; p++) {
+		if (*p >= 0x80) {
+			/*
+			 * JSON text is UTF-8: a byte that starts no valid
+			 * sequence (a file name in another encoding, a CSV
+			 * field) becomes U+FFFD, so that what is written reads
+			 * back (found by tests/fuzz/fuzz_results.c).
+			 */
+			int n = remat_i_utf8_seq(p, e);
+
+			if (n == 0) {
+				fputs("\\ufffd", f);
+			} else {
+				fwrite(p, 1, (size_t)n, f);
+				p += n - 1;
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;

@@ -14,6 +14,7 @@
 #include "remat/remat.h"
 #include "tool/results.h"
 #include "core/atomic.h"
+#include "core/json_read.h"
 #include "core/util.h"
 
 static const char *const status_names[REMAT_I_RUN_NSTATUS] = {
@@ -138,7 +139,14 @@ static const char *col_text(const struct remat_i_row *r, int c, unsigned flags,
 	case C_TIME:
 		if ((flags & REMAT_I_ROWS_NO_TIME) || isnan(r->time_s))
 			return NULL;
-		remat_i_json_fmt_num(floor(r->time_s * 1e6 + 0.5) / 1e6, buf, size);
+		/*
+		 * To the microsecond; a time too large for that (only a file
+		 * can hold one) as it is: time_s * 1e6 must not overflow to
+		 * infinity, written as null, which CSV cannot read back
+		 * (found by tests/fuzz/fuzz_results.c).
+		 */
+		remat_i_json_fmt_num(fabs(r->time_s) < 1e12 ? floor(r->time_s * 1e6 + 0.5) / 1e6
+				     : r->time_s, buf, size);
 		return buf;
 	case C_NRP: snprintf(buf, size, "%lld", (long long)r->no_remat_peak); return buf;
 	case C_LB: snprintf(buf, size, "%lld", (long long)r->lower_bound); return buf;
@@ -235,10 +243,23 @@ static const char *set_col(struct remat_i_row *r, int c, const char *s)
 	case C_LB: r->lower_bound = i; return NULL;
 	case C_CHOSEN:
 		return set_str(r->chosen, sizeof(r->chosen), s) ? "is too long" : NULL;
-	case C_ERROR:
-		/* Cut long messages rather than refuse the file. */
-		snprintf(r->error, sizeof(r->error), "%s", s);
+	case C_ERROR: {
+		/*
+		 * Cut long messages rather than refuse the file, at the start
+		 * of a UTF-8 sequence so that the text stays UTF-8 (found by
+		 * tests/fuzz/fuzz_results.c).
+		 */
+		size_t n = strlen(s);
+
+		if (n >= sizeof(r->error)) {
+			n = sizeof(r->error) - 1;
+			while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+				n--;
+		}
+		memcpy(r->error, s, n);
+		r->error[n] = '\0';
 		return NULL;
+	}
 	}
 	return NULL;
 }
@@ -591,6 +612,25 @@ static int read_csv(const char *buf, size_t len, const char *source,
 	struct csv_reader c = { buf, buf + len, 1, NULL, 0, 0 };
 	int colmap[64], ncol = 0, i, eol, eof, rc = REMAT_OK, seen[N_COLS] = { 0 };
 	struct remat_i_row r;
+	const unsigned char *u = (const unsigned char *)buf, *ue = u + len;
+
+	/*
+	 * Text is UTF-8, as in a JSON results file: a field in another
+	 * encoding could not be written back as JSON (found by
+	 * tests/fuzz/fuzz_results.c).
+	 */
+	while (u < ue) {
+		int n = *u < 0x80 ? 1 : remat_i_utf8_seq(u, ue);
+
+		if (n == 0) {
+			long line, col;
+
+			remat_i_line_col(buf, (size_t)(u - (const unsigned char *)buf), &line, &col);
+			return REMAT_FAIL(err, REMAT_EINPUT, "%s:%ld:%ld: invalid UTF-8 (byte 0x%02x): "
+					  "a results file must be UTF-8 text", source, line, col, *u);
+		}
+		u += n;
+	}
 
 	/* The header: map each position to a known column (or -1). */
 	do {

@@ -11,8 +11,8 @@ chain8.json` lands there and a later line
 can read it), with `build/remat` the binary under test. Each must exit 0.
 Lines that need PyTorch or an exported model (their input comes from a
 `remat_torch export` line), long sweeps (`stress.py` without --quick is
-a benchmark) and usage synopses (upper-case placeholders) are skipped and
-counted.
+a benchmark; so is a bench/fuzz.sh campaign) and usage synopses
+(upper-case placeholders) are skipped and counted.
 
 Every relative link of those pages, and of bench/RESULTS.md and
 bench/results/*.md, must name a file that exists, and a #fragment a
@@ -51,6 +51,8 @@ def commands(readme):
                 yield None, line, "needs a model exported with PyTorch"
             elif "update-baseline" in cmd or "results.sh" in cmd:
                 yield None, line, "rewrites committed benchmark data"
+            elif "fuzz.sh" in cmd:
+                yield None, line, "a fuzzing campaign (minutes per target)"
             elif " parts" in cmd:
                 yield None, line, "needs the cluster jobs run first"
             else:

@@ -11,6 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+int main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
 	DIR *d;

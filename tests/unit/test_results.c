@@ -230,6 +230,73 @@ static void test_read_errors(void **state)
 			  "\"status\": \"ok\", \"feasible\": true}]}",
 			  "rows[0]: 'budget_spec' is required");
 	expect_read_error("  \n", "empty file");
+	/* Found by tests/fuzz/fuzz_results.c: CSV text is UTF-8, as JSON's. */
+	expect_read_error("file,planner,budget_spec,budget,status,feasible\n"
+			  "g\xc7.json,none,50%,7,ok,true\n",
+			  "r.csv:2:2: invalid UTF-8 (byte 0xc7): a results file must be UTF-8 text");
+}
+
+/*
+ * Found by tests/fuzz/fuzz_results.c: a time too large to round to the
+ * microsecond is written as it is (not as null, which CSV cannot read
+ * back), a name in another encoding becomes U+FFFD in JSON, and a long
+ * error is cut between characters.
+ */
+static void test_round_trip_extremes(void **state)
+{
+	struct remat_i_rows t, back;
+	struct remat_error err;
+	int fmt;
+
+	(void)state;
+	two_rows(&t);
+	t.v[0].time_s = 2.4e305;
+	strcpy(t.v[1].file, "caf\xe9.json");
+	for (fmt = 0; fmt < 2; fmt++) {
+		char *s = print_rows(fmt ? 'j' : 'c', &t, 0);
+
+		remat_i_rows_init(&back);
+		remat_error_clear(&err);
+		if (fmt == 0) {
+			/* CSV keeps the byte, and the reader refuses it. */
+			assert_int_equal(remat_i_rows_read_buffer(s, strlen(s), "x", &back, &err),
+					 REMAT_EINPUT);
+		} else {
+			if (remat_i_rows_read_buffer(s, strlen(s), "x", &back, &err))
+				fail_msg("%s", err.msg);
+			assert_int_equal(back.n, 2);
+			assert_true(back.v[0].time_s == 2.4e305);
+			assert_string_equal(back.v[1].file, "caf\xef\xbf\xbd.json");
+		}
+		remat_i_rows_free(&back);
+		free(s);
+	}
+	/* An error cut to the row's 400 bytes is cut before a whole character. */
+	{
+		char text[1024];
+		int n = snprintf(text, sizeof(text), "file,planner,budget_spec,budget,status,"
+				 "feasible,error\ng.json,none,50%%,7,error,false,");
+
+		memset(text + n, 'x', 398); /* then an e-acute across the 400th byte */
+		strcpy(text + n + 398, "\xc3\xa9\n");
+		remat_i_rows_init(&back);
+		if (remat_i_rows_read_buffer(text, strlen(text), "x", &back, &err))
+			fail_msg("%s", err.msg);
+		assert_int_equal(strlen(back.v[0].error), 398);
+		remat_i_rows_free(&back);
+	}
+	t.v[1].file[3] = 'e';
+	{
+		char *s = print_rows('c', &t, 0);
+
+		remat_i_rows_init(&back);
+		if (remat_i_rows_read_buffer(s, strlen(s), "x", &back, &err))
+			fail_msg("%s", err.msg);
+		assert_true(back.v[0].time_s == 2.4e305);
+		remat_i_rows_free(&back);
+		free(s);
+	}
+	remat_i_rows_free(&t);
 }
 
 static int count_json_rows(const char *path)
@@ -429,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_json_columns),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_read_errors),
+		cmocka_unit_test(test_round_trip_extremes),
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_dedup_and_order),
 		cmocka_unit_test(test_compare),
