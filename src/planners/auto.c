@@ -56,7 +56,7 @@
 /* The MILP's share (LNS, then the whole MILP) when no --time-limit bounds auto. */
 #define AUTO_EXACT_SECONDS 10.0
 /* The cut bound's share of the time left after the portfolio (or seconds, without a limit). */
-#define AUTO_CUT_SHARE 0.1
+#define AUTO_CUT_SHARE 0.085
 #define AUTO_CUT_SECONDS 1.0
 /* Share of the time limit the fast planners may use. */
 #define AUTO_PORTFOLIO_SHARE 0.4
