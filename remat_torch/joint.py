@@ -78,6 +78,7 @@ How the joint graph is made
    node costs its elements), or with --measure the median time in
    microseconds of each node run alone (CPU, or CUDA synchronized).
 """
+import functools
 import json
 import math
 import operator
@@ -235,9 +236,11 @@ _WHOLE_LIB = None
 _STAND_INS = {}
 
 
+@functools.lru_cache(maxsize=None)
 def _kept_whole(op):
     """Whether eager PyTorch runs op as one kernel although it has a
-    composite decomposition, and the trace may keep it whole."""
+    composite decomposition, and the trace may keep it whole (asked of the
+    dispatcher once per operator: every traced call asks)."""
     if not isinstance(op, torch._ops.OpOverload):
         return False
     name = op.name()

@@ -28,6 +28,7 @@
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "plan/request.h"
 
 /* The bisection stops when the top is within this fraction of the bottom. */
 #define LOWEST_PRECISION 1e-3
@@ -85,22 +86,19 @@ static void say(struct probe_state *ps, int64_t budget)
 }
 
 /*
- * One probe of p at budget with `seconds` (0: up to the request's
- * deadline).  REMAT_OK with *s and *res filled, REMAT_ENOFIT, or an error.
+ * One probe of p with the probes' request at budget with `seconds` (0:
+ * up to the request's deadline).  REMAT_OK with *s, *res and chosen (64
+ * bytes) filled, REMAT_ENOFIT, or an error.
  */
-static int probe(const struct remat_planner *p, const struct remat_plan_request *req,
-		 const struct remat_kv *opts, int n_opts, int64_t budget, double seconds,
-		 struct remat_schedule *s, struct remat_sim_result *res, char *chosen,
-		 struct remat_error *err)
+static int probe(const struct remat_planner *p, const struct remat_plan_request *probes,
+		 int64_t budget, double seconds, struct remat_schedule *s,
+		 struct remat_sim_result *res, char *chosen, struct remat_error *err)
 {
+	struct remat_plan_request sub = *probes;
+	struct remat_plan_report rep;
 	int rc;
 
-	struct remat_plan_request sub = *req;
-	struct remat_plan_report rep;
-
 	remat_plan_report_init(&rep);
-	sub.options = opts;
-	sub.n_options = n_opts;
 	sub.budget = budget;
 	sub.report = &rep;
 	sub.progress = NULL;
@@ -121,8 +119,8 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		      int64_t *peak_bound, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
+	struct remat_plan_request probes = *req;
 	struct remat_kv *opts = NULL;
-	int n_opts = req->n_options;
 	struct remat_schedule try;
 	struct remat_sim_result tres;
 	struct probe_state ps;
@@ -143,16 +141,9 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 	ps.req = req;
 	ps.t0 = remat_now();
 	/* auto's probes: the options it was given, and --gap 0.999 last (it wins). */
-	opts = malloc(sizeof(*opts) * (size_t)(req->n_options + 1));
-	if (!opts)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	if (req->n_options)
-		memcpy(opts, req->options, sizeof(*opts) * (size_t)req->n_options);
-	if (is_auto) {
-		opts[n_opts].key = "gap";
-		opts[n_opts].value = LOWEST_PROBE_GAP;
-		n_opts++;
-	}
+	if (is_auto)
+		REMAT_TRY(remat_i_request_with_option(&probes, "gap", LOWEST_PROBE_GAP, &opts,
+						      err));
 
 	/* The peak lower bound: the cut's, in a small share of the time. */
 	left = time_left(req);
@@ -172,7 +163,7 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		: req->deadline;
 	ps.hi = g->no_remat_peak;
 	say(&ps, g->no_remat_peak);
-	rc = probe(p, req, opts, n_opts, g->no_remat_peak, share_of(&ps, phase_end), out, res,
+	rc = probe(p, &probes, g->no_remat_peak, share_of(&ps, phase_end), out, res,
 		   chosen, err);
 	ps.probes++;
 	if (rc) {
@@ -192,7 +183,7 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 			break;
 		say(&ps, mid);
 		remat_error_clear(&perr);
-		rc = probe(p, req, opts, n_opts, mid, share, &try, &tres, probe_chosen, &perr);
+		rc = probe(p, &probes, mid, share, &try, &tres, probe_chosen, &perr);
 		ps.probes++;
 		if (rc == REMAT_OK) {
 			ps.hi = tres.peak_mem < mid ? tres.peak_mem : mid;

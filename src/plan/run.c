@@ -14,6 +14,7 @@
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/best.h"
+#include "plan/request.h"
 #include "solver/milp.h"
 
 int remat_plan_expired(const struct remat_plan_request *req)
@@ -49,6 +50,23 @@ const char *remat_opt_get(const struct remat_plan_request *req, const char *name
 		if (strcmp(req->options[i].key, name) == 0)
 			return req->options[i].value;
 	return NULL;
+}
+
+int remat_i_request_with_option(struct remat_plan_request *sub, const char *key,
+				const char *value, struct remat_kv **kv, struct remat_error *err)
+{
+	int i;
+
+	*kv = malloc(sizeof(**kv) * ((size_t)sub->n_options + 1));
+	if (!*kv)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
+	for (i = 0; i < sub->n_options; i++)
+		(*kv)[i] = sub->options[i];
+	(*kv)[i].key = key;
+	(*kv)[i].value = value;
+	sub->options = *kv;
+	sub->n_options = i + 1;
+	return REMAT_OK;
 }
 
 int remat_opt_int(const struct remat_plan_request *req, const char *name,

@@ -52,6 +52,7 @@
 #include "plan/checkmate_model.h"
 #include "plan/lns.h"
 #include "plan/portfolio.h"
+#include "plan/request.h"
 
 /* The MILP's share (LNS, then the whole MILP) when no --time-limit bounds auto. */
 #define AUTO_EXACT_SECONDS 10.0
@@ -268,23 +269,6 @@ static const char *bound_name(double cut_lb, double least)
 		"the least cost (each needed node computed once)";
 }
 
-/* The sub-request's options with gap=G added (the last one wins). */
-static int with_gap(const struct remat_plan_request *req, double gap, struct remat_kv **kv,
-		    char *buf, size_t bufsz, struct remat_error *err)
-{
-	int i;
-
-	*kv = malloc(sizeof(**kv) * ((size_t)req->n_options + 1));
-	if (!*kv)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory");
-	for (i = 0; i < req->n_options; i++)
-		(*kv)[i] = req->options[i];
-	snprintf(buf, bufsz, "%.17g", gap);
-	(*kv)[req->n_options].key = "gap";
-	(*kv)[req->n_options].value = buf;
-	return REMAT_OK;
-}
-
 static int auto_plan(const struct remat_plan_request *req,
 		     struct remat_schedule *out, struct remat_error *err)
 {
@@ -381,9 +365,8 @@ static int auto_plan(const struct remat_plan_request *req,
 		if (remat_i_checkmate_auto_fits(req->graph, end - remat_now())) {
 			struct remat_plan_request sub = *req;
 
-			prc = with_gap(req, gap, &kv, gapbuf, sizeof(gapbuf), &e);
-			sub.options = kv;
-			sub.n_options = req->n_options + 1;
+			snprintf(gapbuf, sizeof(gapbuf), "%.17g", gap);
+			prc = remat_i_request_with_option(&sub, "gap", gapbuf, &kv, &e);
 			sub.deadline = remat_now() + 0.5 * (end - remat_now());
 			if (prc == REMAT_OK)
 				prc = polish_exact(&sub, &k.best, &cand, &sub_report, &kept, &e);

@@ -179,7 +179,14 @@ static int in_list(const char *const *l, const char *op)
 	return 0;
 }
 
-/* Is op (a packet name) fusible for the policy (recomputable or random)? */
+/* Is op (a packet name) on the policy's list of recomputable operators? */
+static int torch_recomputable_op(enum mc_policy pol, const char *op)
+{
+	return op[0] && (in_list(torch_recomputable, op) ||
+			 (pol == MC_TORCH_INDUCTOR && in_list(torch_inductor_extra, op)));
+}
+
+/* Is the labelled node fusible for the policy (recomputable or random)? */
 static int torch_fusible(enum mc_policy pol, const char *label)
 {
 	char op[64];
@@ -187,8 +194,7 @@ static int torch_fusible(enum mc_policy pol, const char *label)
 	if (getitem_label(label))
 		return 1;
 	aten_op(label, op, sizeof(op));
-	return op[0] && (in_list(torch_recomputable, op) || in_list(torch_random, op) ||
-			 (pol == MC_TORCH_INDUCTOR && in_list(torch_inductor_extra, op)));
+	return torch_recomputable_op(pol, op) || (op[0] && in_list(torch_random, op));
 }
 
 /* Do most forward nodes carry "aten.X.Y" labels (remat_torch's joint graphs)? */
@@ -343,8 +349,7 @@ static int mc_torch_policy(struct mincut *m, enum mc_policy pol, struct remat_er
 			aten_op(lab, op, sizeof(op));
 			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
 				in_bytes += g->mem[g->in_idx[k]];
-			if (!op[0] || !(in_list(torch_recomputable, op) ||
-					(pol == MC_TORCH_INDUCTOR && in_list(torch_inductor_extra, op))))
+			if (!torch_recomputable_op(pol, op))
 				m->hard[v] = 1;    /* not on the list: random ops, matmuls, norms ... */
 			else if (pol == MC_TORCH_INDUCTOR && dist[v] > 4)
 				m->hard[v] = 1;
