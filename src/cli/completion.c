@@ -119,8 +119,9 @@ static void describe(const struct cli_cmd *cmd, const struct cli_opt *opts, void
 			const struct remat_planner_option *po = (*pp)->options;
 
 			for (; po && po->name; po++)
-				add(d, 0, po->name, 1, kind_of(po->arg, CLI_COMPLETE_AUTO),
-				    po->arg);
+				/* An option without an argument is a flag (parse.c). */
+				add(d, 0, po->name, po->arg != NULL,
+				    kind_of(po->arg, CLI_COMPLETE_AUTO), po->arg);
 		}
 	}
 }
