@@ -10,7 +10,9 @@ the joint forward+backward graph of ATen operators (remat_torch/joint.py),
 which `run` executes under any schedule (remat_torch/executor.py) and
 `check` compares with PyTorch.  In Python, remat_torch.plan(model, inputs,
 loss_fn, budget=..., planner=...) returns a training step that runs a plan
-(remat_torch/api.py).  Every command needs Debian's python3-torch and
+(remat_torch/api.py); remat_torch.wrap(model, example_inputs, budget=...)
+returns a module used like the model, whose forward and backward run a
+plan (remat_torch/wrapped.py).  Every command needs Debian's python3-torch and
 python3-torchvision (scripts/bootstrap-torch.sh); without them each prints
 one line saying so and exits 1.  Importing the package does not import
 torch.
@@ -23,6 +25,14 @@ def plan(*args, **kwargs):
     schedule within a budget (see remat_torch/api.py)."""
     from remat_torch import api
     return api.plan(*args, **kwargs)
+
+
+def wrap(*args, **kwargs):
+    """remat_torch.wrapped.wrap: an nn.Module that runs `model` with a remat
+    plan; out = m(*inputs) as the model, backward as eager (see
+    remat_torch/wrapped.py)."""
+    from remat_torch import wrapped as W
+    return W.wrap(*args, **kwargs)
 
 
 def no_torch_message():

@@ -118,7 +118,8 @@ def remat_info(graph_path, remat=None):
     return json.loads(so)
 
 
-def lowest_plan(graph_path, planner="auto", remat=None, time_limit=None, info=None, out=None):
+def lowest_plan(graph_path, planner="auto", remat=None, time_limit=None, info=None, out=None,
+                extra=()):
     """The lowest peak (bytes) `planner` reaches, and the JSON summary of
     that run: one `remat plan --budget lowest`, which bisects on the budget
     inside remat (time_limit covers the whole search; remat's default
@@ -131,7 +132,7 @@ def lowest_plan(graph_path, planner="auto", remat=None, time_limit=None, info=No
     itself is what to use: with out, it is left in that file.  info is
     accepted for compatibility and not needed."""
     s, rc = remat_plan(graph_path, "lowest", planner, out=out, remat=remat,
-                       time_limit=time_limit)
+                       time_limit=time_limit, extra=extra)
     if rc == 3:
         return None, None
     if rc != 0:
@@ -237,7 +238,7 @@ def plan_budget(mem, budget=None, device_bytes=None):
 
 
 def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=None,
-                  mem=None, in_memory=False):
+                  mem=None, in_memory=False, extra=()):
     """Plan the graph at `budget` (what remat plan --budget takes, or
     "lowest") with the schedule left in spath.  Returns (summary, budget):
     for "lowest" the lowest peak reached (remat plan --budget lowest).  Raises PlanError
@@ -246,12 +247,12 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
     device memory when in_memory), and it carries lowest_budget,
     lowest_memory and fixed_bytes."""
     if str(budget) == "lowest":
-        b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath)
+        b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath, extra=extra)
         if b is None:
             raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
                             3)
         return summary, b   # the schedule at that peak, in spath
-    summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit)
+    summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit, extra)
     if rc == 3 and mem is not None and summary.get("budget") is not None:
         msg, low = explain_no_fit(gpath, mem, int(summary["budget"]), planner, remat,
                                   time_limit, in_memory)

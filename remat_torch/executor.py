@@ -276,73 +276,105 @@ def execute(J, binding, steps, seed=0, where="schedule", plan=None, meter=None):
 
 
 def _execute(J, binding, seed, plan):
-    R = Runner(J, binding, seed)
-    ext = binding.external_storages()
-    held = {}          # storage ptr -> [nbytes, references from resident nodes]
-    cur = [0]
+    ex = Execution(J, binding, seed, plan)
+    ex.advance(len(plan.steps))
+    return ex.finish()
 
-    def hold(v):
+
+class Execution:
+    """A schedule being run, resumable: advance(k) runs the plan's steps
+    up to step k (wrap() runs the forward part when the module is called
+    and the rest when autograd reaches its outputs); finish() runs the
+    epilogue and returns the Result.  Memory is measured as it goes (the
+    module docstring).  rng: "seeded" (each random node under its own seed
+    from `seed`) or "global" (see Runner)."""
+
+    def __init__(self, J, binding, seed, plan, rng="seeded"):
+        self.J, self.plan = J, plan
+        self.R = R = Runner(J, binding, seed, rng=rng)
+        self.ext = binding.external_storages()
+        self.held = {}      # storage ptr -> [nbytes, references from resident nodes]
+        self.cur = 0
+        self.i = 0
+        self.timeline = []
+        with torch.no_grad():
+            for n in J.nodes:
+                if n.kind == "input":
+                    v = binding.batch.get(n.id)
+                    if not isinstance(v, torch.Tensor):
+                        raise JointError("no tensor for input node %s" % n.id)
+                    R.env[n.id] = v
+                    self._hold(v)
+            for v in plan.pre_free:
+                self._release(R.env.pop(v))
+        self.peak, self.peak_step, self.have = self.cur, -1, False
+
+    def _hold(self, v):
         for p, b in value_storages(v).items():
-            if p in ext:
+            if p in self.ext:
                 continue
-            h = held.get(p)
+            h = self.held.get(p)
             if h is None:
-                held[p] = [b, 1]
-                cur[0] += b
+                self.held[p] = [b, 1]
+                self.cur += b
             else:
                 h[1] += 1
 
-    def release(v):
+    def _release(self, v):
         for p, b in value_storages(v).items():
-            if p in ext:
+            if p in self.ext:
                 continue
-            h = held[p]
+            h = self.held[p]
             h[1] -= 1
             if h[1] == 0:
-                del held[p]
-                cur[0] -= h[0]
+                del self.held[p]
+                self.cur -= h[0]
 
-    with torch.no_grad():
-        for n in J.nodes:
-            if n.kind == "input":
-                v = binding.batch.get(n.id)
-                if not isinstance(v, torch.Tensor):
-                    raise JointError("no tensor for input node %s" % n.id)
-                R.env[n.id] = v
-                hold(v)
-        for v in plan.pre_free:
-            release(R.env.pop(v))
-        peak, peak_step, have = cur[0], -1, False
-        timeline = []
-        for i, (op, u) in enumerate(plan.steps):
-            if op == "free":
-                release(R.env.pop(u))
-                timeline.append(cur[0])
-                continue
-            n = J.byid[u]
-            v = R.call(n)
-            new = {p: b for p, b in value_storages(v).items() if p not in held and p not in ext}
-            during = cur[0] + sum(new.values())
-            if not have or during > peak:
-                peak, peak_step = during, i
-            have = True
-            timeline.append(during)
-            if n.keep is not None:
-                v = R.kept(n, v)
-            kept = value_storages(v)
-            stale = [p for p in kept if p in held]
-            if stale and n.mem and moved_from(n) is None:
-                raise JointError("node %s: its operator returned a tensor that another resident "
-                                 "node holds; the graph says it allocates %d bytes" % (u, n.mem))
-            if n.id in J.side_effects:
-                v = None    # it only wrote a parameter or buffer
-            R.env[u] = v
-            hold(v)
-            del v
-        R.run_epilogue()
-        loss, grads = R.results()
-    res = Result(loss=loss, grads=grads, measured_peak=peak, measured_step=peak_step,
-                 timeline=timeline, simulated_peak=plan.peak, cost=plan.cost,
-                 computes=plan.computes, recomputes=plan.recomputes, steps=plan.steps,
-                 held_peak=plan.held_peak, real_peak=None, cuda_max_allocated=None)
-    return res
+    def advance(self, stop):
+        """Run steps self.i .. stop-1."""
+        J, R, held, ext, timeline = self.J, self.R, self.held, self.ext, self.timeline
+        steps = self.plan.steps
+        with torch.no_grad():
+            while self.i < stop:
+                i = self.i
+                self.i += 1
+                op, u = steps[i]
+                if op == "free":
+                    self._release(R.env.pop(u))
+                    timeline.append(self.cur)
+                    continue
+                n = J.byid[u]
+                v = R.call(n)
+                new = {p: b for p, b in value_storages(v).items()
+                       if p not in held and p not in ext}
+                during = self.cur + sum(new.values())
+                if not self.have or during > self.peak:
+                    self.peak, self.peak_step = during, i
+                self.have = True
+                timeline.append(during)
+                if n.keep is not None:
+                    v = R.kept(n, v)
+                kept = value_storages(v)
+                stale = [p for p in kept if p in held]
+                if stale and n.mem and moved_from(n) is None:
+                    raise JointError("node %s: its operator returned a tensor that another "
+                                     "resident node holds; the graph says it allocates %d bytes"
+                                     % (u, n.mem))
+                if n.id in J.side_effects:
+                    v = None    # it only wrote a parameter or buffer
+                R.env[u] = v
+                self._hold(v)
+                del v
+
+    def finish(self, epilogue=True):
+        """The Result of the whole run (call once every step has run)."""
+        plan, R = self.plan, self.R
+        with torch.no_grad():
+            if epilogue:
+                R.run_epilogue()
+            loss, grads = R.results()
+        return Result(loss=loss, grads=grads, measured_peak=self.peak,
+                      measured_step=self.peak_step, timeline=self.timeline,
+                      simulated_peak=plan.peak, cost=plan.cost, computes=plan.computes,
+                      recomputes=plan.recomputes, steps=plan.steps, held_peak=plan.held_peak,
+                      real_peak=None, cuda_max_allocated=None)

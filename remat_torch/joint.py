@@ -148,6 +148,8 @@ _written_cache = {}
 
 def written_args(op):
     """[(index, name)] of the arguments the operator writes to."""
+    if op is None:      # GRAD_OUTPUT_OP
+        return []
     w = _written_cache.get(op)
     if w is None:
         args = op._schema.arguments
@@ -290,7 +292,30 @@ class _KeepWhole:
         return False
 
 
-def trace_fx(model, inputs, loss_fn, targets=()):
+class no_autocast:
+    """Autocast off on every device type while active (the replay of a
+    traced program: its casts are operators of the graph already)."""
+
+    def __enter__(self):
+        self._saved = (torch.is_autocast_enabled(), torch.is_autocast_cpu_enabled())
+        torch.set_autocast_enabled(False)
+        torch.set_autocast_cpu_enabled(False)
+        return self
+
+    def __exit__(self, *exc):
+        torch.set_autocast_enabled(self._saved[0])
+        torch.set_autocast_cpu_enabled(self._saved[1])
+        return False
+
+
+def autocast_state():
+    """What autocast does now, as a hashable value (part of a plan's
+    signature: a trace under autocast has its casts in it)."""
+    return (torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype(),
+            torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype())
+
+
+def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     """Trace one training step with make_fx, then again through
     functionalization.
 
@@ -299,6 +324,14 @@ def trace_fx(model, inputs, loss_fn, targets=()):
     first backward node (None if unknown); pnames and bnames name the
     parameters and buffers in placeholder order.  The model, its buffers and
     the global random state are left as they were.
+
+    With loss_fn None (a vjp graph, wrap()): the model is called as
+    model(*args, **kwargs) with (args, kwargs) = call(inputs), targets are
+    the gradients of its differentiable tensor outputs, and gm returns
+    (outputs, parameter gradients, gradients of the inputs in_grad marks).
+    Autocast, if on, applies to the forward as it does in eager PyTorch;
+    the backward is traced with it off (as loss.backward() outside the
+    autocast block runs it).
     """
     from functorch import make_fx
     from functorch.experimental import functionalize
@@ -310,11 +343,12 @@ def trace_fx(model, inputs, loss_fn, targets=()):
     trained = [pdict[n].requires_grad for n in pnames]
     bnames = list(bdict)
     palias, balias = tensor_aliases(model, "_parameters"), tensor_aliases(model, "_buffers")
-    X = [x.detach() for x in inputs]
+    in_grad = list(in_grad or [False] * len(inputs))
+    X = [x.detach().requires_grad_(g) for x, g in zip(inputs, in_grad)]
     T = [t.detach() if isinstance(t, torch.Tensor) else t for t in targets]
     mark = {}
 
-    def step(params, buffers, xs, ts):
+    def state_of(params, buffers):
         # A tensor registered under several names (tied weights, a module
         # registered twice) is passed under every name: each read of it is
         # a read of the one traced tensor, and its gradient sums them all.
@@ -323,6 +357,26 @@ def trace_fx(model, inputs, loss_fn, targets=()):
             for nm, v in zip(names, values):
                 for a in [nm] + alias.get(nm, []):
                     state[a] = v
+        return state
+
+    def step(params, buffers, xs, ts):
+        state = state_of(params, buffers)
+        if loss_fn is None:
+            args, kwargs = call(xs)
+            out = functional_call(model, state, tuple(args), kwargs)
+            outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
+            diff = [o for o in outs if o.requires_grad]
+            if len(diff) != len(ts):
+                raise JointError("the model has %d differentiable outputs in the trace, %d "
+                                 "before it" % (len(diff), len(ts)))
+            mark.setdefault("n", _graph_len_now())
+            wrt = [p for p, t in zip(params, trained) if t] + \
+                [x for x, g in zip(xs, in_grad) if g]
+            with no_autocast():
+                grads = iter(torch.autograd.grad(diff, wrt, grad_outputs=list(ts),
+                                                 allow_unused=True) if diff and wrt else ())
+            pg = [next(grads) if t else None for t in trained]
+            return outs, pg, [next(grads) for g in in_grad if g]
         out = functional_call(model, state, tuple(xs))
         loss = loss_fn(out, *ts)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -359,7 +413,8 @@ def trace_fx(model, inputs, loss_fn, targets=()):
         return Marking(gm1).run(params, buffers, xs, ts)
 
     P, B = fresh()
-    with torch.random.fork_rng(devices=_devices_of(P + X)):
+    X = [x.detach().requires_grad_(g) for x, g in zip(inputs, in_grad)]
+    with torch.random.fork_rng(devices=_devices_of(P + X)), no_autocast():
         gm = make_fx(functionalize(replay))(P, B, X, T)
     original = {v: k for k, v in _STAND_INS.items()}
     if any(n.target in original for n in gm.graph.nodes if n.op == "call_function"):
@@ -421,7 +476,7 @@ class JNode:
     {"op", "args", "kwargs"}; the node's value is the last call's result
     (for several outputs, `keep` lists those it holds)."""
     __slots__ = ("id", "kind", "mem", "workspace", "dropped", "cost", "inputs", "calls",
-                 "label", "random", "n_out", "keep")
+                 "label", "random", "n_out", "keep", "after")
 
     def __init__(self, nid, kind, calls, label):
         self.id, self.kind, self.calls, self.label = nid, kind, calls, label
@@ -432,6 +487,7 @@ class JNode:
         self.random = False
         self.n_out = None     # several outputs: how many
         self.keep = None      # several outputs: indices held
+        self.after = ()       # nodes it must come after without reading them
 
 
 class Joint:
@@ -454,6 +510,20 @@ class Joint:
         self.mutated = []       # parameters and buffers the step writes
         self.outputs = []
         self.source = {}
+        # A module's forward and backward (wrap(), vjp graphs): no loss;
+        # outs are the model's tensor outputs, gouts the nodes standing for
+        # their gradients (given by autograd when the backward runs; each
+        # comes after every output), input_grads the gradients of the
+        # inputs that require grad.
+        self.outs = []
+        self.gouts = []
+        self.input_grads = []
+
+    def result_refs(self):
+        """References to what a run returns: the loss or the outputs, the
+        gradients."""
+        return ([self.loss] if self.loss is not None else []) + list(self.outs) + \
+            [g for g in self.grads + self.input_grads if g is not None]
 
     def add(self, n):
         self.nodes.append(n)
@@ -488,6 +558,86 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     return J
 
 
+def build_vjp(model, args, kwargs=None, measure=False, progress=None):
+    """The joint graph of a module's forward and backward (wrap()): the
+    model called as model(*args, **kwargs), its differentiable tensor
+    outputs' gradients as nodes after every output (Joint.gouts), and the
+    gradients of its trained parameters and of the input tensors that
+    require grad as outputs.  Returns (J, layout): layout describes the
+    outputs (see OutputLayout).  The model's parameters, buffers and the
+    global random state are not changed."""
+    from torch.nn.utils.stateless import functional_call
+    from torch.utils._pytree import tree_unflatten
+    say = progress or (lambda msg: None)
+    kwargs = dict(kwargs or {})
+    leaves, spec = tree_flatten((tuple(args), kwargs))
+    pos = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+    xs = [leaves[i] for i in pos]
+    in_grad = [bool(x.requires_grad) for x in xs]
+
+    def call(ts):
+        ls = list(leaves)
+        for i, t in zip(pos, ts):
+            ls[i] = t
+        return tree_unflatten(ls, spec)
+
+    was_training = model.training
+    model.train()
+    try:
+        # The outputs (which, their layout), from one forward on copies.
+        pd, bd = dict(model.named_parameters()), dict(model.named_buffers())
+        state = {n: p.detach().clone().requires_grad_(p.requires_grad) for n, p in pd.items()}
+        state.update({n: b.detach().clone() for n, b in bd.items()})
+        for names in (tensor_aliases(model, "_parameters"), tensor_aliases(model, "_buffers")):
+            for nm, others in names.items():
+                for a in others:
+                    state[a] = state[nm]
+        a0, k0 = call([x.detach().requires_grad_(g) for x, g in zip(xs, in_grad)])
+        with torch.random.fork_rng(devices=_devices_of(xs + list(pd.values()))), \
+                torch.enable_grad():
+            out = functional_call(model, state, tuple(a0), k0)
+        layout = OutputLayout(out)
+        del state, out
+        gouts = [torch.empty_strided(sh, st, dtype=dt, device=dv).fill_(1)
+                 for sh, st, dt, dv in layout.grad_specs]
+        say("tracing the module's forward and backward (make_fx, then functionalization)")
+        gm, boundary, pnames, bnames = trace_fx(model, xs, None, gouts, call=call,
+                                                in_grad=in_grad)
+        say("building the graph from %d FX nodes" % len(gm.graph.nodes))
+        X = [x.detach().requires_grad_(g) for x, g in zip(xs, in_grad)]
+        J = _from_fx(gm, boundary, model, X, gouts, pnames, bnames, n_outs=layout.n_tensors)
+        _finish(J, model, X, gouts, measure, say)
+    finally:
+        model.train(was_training)
+    return J, layout
+
+
+class OutputLayout:
+    """What a model returns, for wrap(): the pytree spec, the non-tensor
+    leaves, which leaves are tensors, which of those are differentiable
+    (one Joint.gouts node each, in order) and the layout the gradient of
+    each is traced with (shape, strides, dtype, device)."""
+
+    def __init__(self, out):
+        leaves, self.spec = tree_flatten(out)
+        self.leaves = [None if isinstance(x, torch.Tensor) else x for x in leaves]
+        self.tensor_at = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+        self.n_tensors = len(self.tensor_at)
+        ts = [leaves[i] for i in self.tensor_at]
+        self.diff = [k for k, t in enumerate(ts) if t.requires_grad]
+        self.grad_specs = []
+        for k in self.diff:
+            g = torch.empty_like(ts[k])      # the layout autograd's gradient would likely have
+            self.grad_specs.append((tuple(g.shape), tuple(g.stride()), g.dtype, g.device))
+
+    def rebuild(self, tensors):
+        from torch.utils._pytree import tree_unflatten
+        ls = list(self.leaves)
+        for i, t in zip(self.tensor_at, tensors):
+            ls[i] = t
+        return tree_unflatten(ls, self.spec)
+
+
 def check_batch(inputs, targets=()):
     """A batch tensor that requires grad would get a gradient from eager
     PyTorch (x.grad) that the plan never computes: refused, named."""
@@ -499,16 +649,20 @@ def check_batch(inputs, targets=()):
                                  % (kind, i))
 
 
-def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
-    """FX graph -> Joint nodes (before multi-output copies and sizes)."""
+def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
+    """FX graph -> Joint nodes (before multi-output copies and sizes).
+    n_outs: a vjp graph (trace_fx with loss_fn None) whose model has that
+    many tensor outputs; targets are then the outputs' gradients."""
     J = Joint()
+    vjp = n_outs is not None
+    gout_nodes = []
     pdict = dict(model.named_parameters())
     bdict = dict(model.named_buffers())
     J.params = [(n, list(pdict[n].shape), _dtype_name(pdict[n])) for n in pnames]
     J.buffers = [(n, list(bdict[n].shape), _dtype_name(bdict[n])) for n in bnames]
     np_, nb = len(pnames), len(bnames)
     batch = list(inputs) + list(targets)
-    J.n_model_inputs, J.n_targets = len(inputs), len(targets)
+    J.n_model_inputs, J.n_targets = len(inputs), 0 if vjp else len(targets)
 
     val, ref = {}, {}
     ext = {}            # storage ptr -> parameter/buffer name
@@ -541,6 +695,19 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
         if j < len(inputs):
             nid = "input" if len(inputs) == 1 else "input%d" % j
             label = "model input"
+        elif vjp:
+            # The gradient of output j: given when the backward starts, so a
+            # node after every output (not an input resident from the start).
+            nid = "gout%d" % (j - len(inputs))
+            g = JNode(nid, "backward", [{"op": GRAD_OUTPUT_OP, "args": [j - len(inputs)],
+                                         "kwargs": {}}], "gradient of output %d"
+                      % (j - len(inputs)))
+            gout_nodes.append(g)
+            val[ph], ref[ph] = t, {"node": nid}
+            st = storage_key(t)
+            if st:
+                owner[st[0]] = nid
+            continue
         else:
             nid = "target" if len(targets) == 1 else "target%d" % (j - len(inputs))
             label = "loss target"
@@ -556,7 +723,10 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
 
     n_const = 0
     out_fx = None
-    with torch.no_grad():
+    # The replay draws random numbers: the caller's generator is left as it was.
+    with torch.no_grad(), torch.random.fork_rng(
+            devices=_devices_of(list(pdict.values()) + [t for t in batch
+                                                        if isinstance(t, torch.Tensor)])):
         for fx in gm.graph.nodes:
             if fx.op == "placeholder":
                 continue
@@ -701,13 +871,39 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames):
             ref[fx] = {"node": n.id}
     if out_fx is None:
         raise JointError("the traced step has no output")
-    out_fx = list(out_fx)   # flattened: loss, then one gradient per parameter
-    if len(out_fx) != 1 + np_:
-        raise JointError("the traced step returns %d values, expected %d" % (len(out_fx), 1 + np_))
-    J.loss = ref[out_fx[0]]
-    J.grads = [ref[g] if isinstance(g, torch.fx.Node) else None for g in out_fx[1:]]
+    # flattened: the loss (or the n_outs outputs), one gradient per
+    # parameter (and per input that requires grad)
+    out_fx = list(out_fx)
+    head = 1 if not vjp else n_outs
+    n_in_grad = sum(1 for x in inputs if x.requires_grad) if vjp else 0
+    if len(out_fx) != head + np_ + n_in_grad:
+        raise JointError("the traced step returns %d values, expected %d"
+                         % (len(out_fx), head + np_ + n_in_grad))
+    grad_ref = lambda g: ref[g] if isinstance(g, torch.fx.Node) else None  # noqa: E731
+    if vjp:
+        J.outs = [ref[o] for o in out_fx[:n_outs]]
+        J.input_grads = [grad_ref(g) for g in out_fx[head + np_:]]
+        J.gouts = [g.id for g in gout_nodes]
+        after = [nid for r in J.outs for nid in ref_nodes(r, [])]
+        gid = set(J.gouts)
+        first = next((i for i, n in enumerate(J.nodes)
+                      if any(nid in gid for c in n.calls for nid in
+                             ref_nodes([c["args"], list(c["kwargs"].values())], []))),
+                     len(J.nodes))
+        for g in gout_nodes:
+            g.after = list(dict.fromkeys(after))
+        J.nodes[first:first] = gout_nodes
+        J.reindex()
+    else:
+        J.loss = ref[out_fx[0]]
+    J.grads = [grad_ref(g) for g in out_fx[head:head + np_]]
     J.mutated = list(dict.fromkeys(mutated))
     return J
+
+
+# The program of a vjp graph's gradient node (Joint.gouts): the gradient
+# of output i, as autograd gives it to the backward.
+GRAD_OUTPUT_OP = "remat_torch.grad_output"
 
 
 # Operators whose outputs are computed independently of one another, chosen
@@ -802,7 +998,7 @@ def moved_from(n):
 
 
 def _output_refs(J):
-    return [J.loss] + [g for g in J.grads if g is not None] + [{"node": s} for s in J.side_effects]
+    return J.result_refs() + [{"node": s} for s in J.side_effects + J.gouts]
 
 
 def _finish(J, model, inputs, targets, measure, say):
@@ -919,7 +1115,9 @@ def _finish(J, model, inputs, targets, measure, say):
             c["args"] = _map_refs(c["args"], redirect)
             c["kwargs"] = {k: _map_refs(a, redirect) for k, a in c["kwargs"].items()}
     J.loss = _map_refs(J.loss, redirect)
+    J.outs = [_map_refs(r, redirect) for r in J.outs]
     J.grads = [_map_refs(g, redirect) if g is not None else None for g in J.grads]
+    J.input_grads = [_map_refs(g, redirect) if g is not None else None for g in J.input_grads]
 
     # Inputs of each node, the outputs, dead nodes.
     for n in J.nodes:
@@ -927,7 +1125,7 @@ def _finish(J, model, inputs, targets, measure, say):
         for c in n.calls:
             ref_nodes(c["args"], deps)
             ref_nodes(list(c["kwargs"].values()), deps)
-        n.inputs = [d for d in dict.fromkeys(deps) if d != n.id]
+        n.inputs = [d for d in dict.fromkeys(deps + list(n.after)) if d != n.id]
     # Updates of buffers computed from parameters and buffers alone
     # (num_batches_tracked += 1) run after the schedule: the epilogue.
     ext_only = set()
@@ -972,6 +1170,23 @@ def _finish(J, model, inputs, targets, measure, say):
             n.keep = sorted(i for i in used.get(n.id, ()) if i is not None)
 
     # Kinds.
+    if J.gouts:
+        # A vjp graph: the backward is what the outputs' gradients reach.
+        down = set(J.gouts)
+        for n in J.nodes:
+            if n.kind == "input" or n.id in down:
+                continue
+            n.kind = "backward" if any(i in down for i in n.inputs) else "forward"
+            if n.kind == "backward":
+                down.add(n.id)
+    else:
+        _mark_loss(J)
+    _finish_sizes(J, model, inputs, targets, measure, say, moved)
+
+
+def _mark_loss(J):
+    """Kinds of a training step's nodes: the loss, the backward (what the
+    loss reaches), the forward."""
     loss_nodes = list(dict.fromkeys(ref_nodes(J.loss, [])))
     if len(loss_nodes) != 1 or J.byid[loss_nodes[0]].kind == "input":
         raise JointError("the loss is not computed by one node of the graph (%s)" % loss_nodes)
@@ -985,7 +1200,9 @@ def _finish(J, model, inputs, targets, measure, say):
             down.add(n.id)
     J.byid[loss_id].kind = "loss"
 
-    # Sizes and costs.
+
+def _finish_sizes(J, model, inputs, targets, measure, say, moved):
+    """Sizes, workspaces and costs of the nodes, measured; J.source."""
     say("measuring sizes" + (" and times" if measure else ""))
     binding = bind_model(J, model, inputs, targets, clone_buffers=True)
     stats = run_plain(J, binding, seed=0, stats=True)
@@ -1044,8 +1261,9 @@ class Binding:
     """The tensors a run reads: parameters and buffers by name, and the
     value of every input node."""
 
-    def __init__(self, params, buffers, batch):
+    def __init__(self, params, buffers, batch, gouts=()):
         self.params, self.buffers, self.batch = params, buffers, batch
+        self.gouts = list(gouts)   # a vjp graph's output gradients (GRAD_OUTPUT_OP)
 
     def external_storages(self):
         out = set()
@@ -1065,6 +1283,9 @@ def bind_model(J, model, inputs, targets=(), clone_buffers=False):
     if missing:
         raise JointError("the model has no parameter or buffer %s" % missing[0])
     buffers = {n: (bd[n].detach().clone() if clone_buffers else bd[n]) for n, _, _ in J.buffers}
+    if J.gouts:
+        return Binding({n: pd[n] for n, _, _ in J.params}, buffers, bind_batch(J, inputs),
+                       targets)
     return Binding({n: pd[n] for n, _, _ in J.params}, buffers,
                    bind_batch(J, inputs, targets))
 
@@ -1133,7 +1354,7 @@ def read_mutated(J, op_of):
                 for k, a in c["kwargs"].items():
                     if k not in wn:
                         scan(a)
-        for r in [J.loss] + [g for g in J.grads if g is not None]:
+        for r in J.result_refs():
             scan(r)
     J._read_mutated = (J.mutated, out)
     return out
@@ -1149,8 +1370,15 @@ class Runner:
     without writing: batch norm's running statistics, in training, are only
     written)."""
 
-    def __init__(self, J, binding, seed, flops=False):
+    def __init__(self, J, binding, seed, flops=False, rng="seeded"):
         self.J, self.b, self.seed = J, binding, seed
+        # "seeded": every random node runs under seed_of(seed, its index);
+        # "global": its first computation in the step draws from the global
+        # generator, as eager PyTorch does (same draws when the schedule
+        # first computes the random nodes in the trace's order), and a
+        # recomputation replays the generator state it saw.
+        self.rng_global = rng == "global"
+        self.rng_states = {}
         self.env = {}
         self.index = {n.id: i for i, n in enumerate(J.nodes + J.epilogue)}
         self.ran = set()
@@ -1163,6 +1391,8 @@ class Runner:
         self.to_snap = read_mutated(J, self.op)
 
     def op(self, name, nid):
+        if name == GRAD_OUTPUT_OP:
+            return None
         o = self.ops.get(name)
         if o is None:
             o = resolve_op(name)
@@ -1218,12 +1448,17 @@ class Runner:
         prev = []
         for c in n.calls:
             o = self.op(c["op"], n.id)
+            if o is None:
+                prev.append(self.b.gouts[c["args"][0]])
+                continue
             w = written_args(o)
             wi, wn = {i for i, _ in w}, {nm for _, nm in w}
             args = [self.value(a, prev, n.id, written=(i in wi)) for i, a in enumerate(c["args"])]
             kwargs = {k: self.value(a, prev, n.id, written=(k in wn))
                       for k, a in c["kwargs"].items()}
-            if n.random:
+            if n.random and self.rng_global:
+                out = self._call_global(n.id, len(prev), o, args, kwargs)
+            elif n.random:
                 with torch.random.fork_rng(devices=_devices_of(tree_flatten(args)[0])):
                     torch.manual_seed(seed_of(self.seed, self.index[n.id]))
                     out = o(*args, **kwargs)
@@ -1235,6 +1470,20 @@ class Runner:
             prev.append(out)
         self.ran.add(n.id)
         return prev[-1]
+
+    def _call_global(self, nid, k, o, args, kwargs):
+        devs = _devices_of(tree_flatten(args)[0])
+        key = (nid, k)
+        st = self.rng_states.get(key)
+        if st is None:
+            self.rng_states[key] = (torch.get_rng_state(),
+                                    [torch.cuda.get_rng_state(d) for d in devs])
+            return o(*args, **kwargs)
+        with torch.random.fork_rng(devices=devs):
+            torch.set_rng_state(st[0])
+            for d, s in zip(devs, st[1]):
+                torch.cuda.set_rng_state(s, d)
+            return o(*args, **kwargs)
 
     def run_epilogue(self):
         """The buffer updates computed from parameters and buffers alone,
@@ -1250,9 +1499,21 @@ class Runner:
         return tuple(v[i] if i in n.keep else None for i in range(len(v)))
 
     def results(self):
-        loss = self.value(self.J.loss, [], "loss")
-        grads = [self.value(g, [], "gradient") if g is not None else None for g in self.J.grads]
+        """(loss, grads): the loss (for a vjp graph, the list of outputs)
+        and one gradient per parameter (None where it has none)."""
+        J = self.J
+        loss = self.value(J.loss, [], "loss") if J.loss is not None else \
+            [self.value(r, [], "output") for r in J.outs]
+        grads = [self.value(g, [], "gradient") if g is not None else None for g in J.grads]
         return loss, grads
+
+    def outputs(self):
+        """A vjp graph's outputs (once the forward part has run)."""
+        return [self.value(r, [], "output") for r in self.J.outs]
+
+    def input_grads(self):
+        return [self.value(g, [], "gradient") if g is not None else None
+                for g in self.J.input_grads]
 
 
 def run_plain(J, binding, seed=0, values=False, stats=False):
@@ -1376,6 +1637,7 @@ def to_graph(J, name):
         "params": [list(p) for p in J.params], "buffers": [list(b) for b in J.buffers],
         "inputs": J.inputs, "model_inputs": J.n_model_inputs, "targets": J.n_targets,
         "consts": sorted(J.consts), "loss": J.loss, "grads": J.grads,
+        "outs": J.outs, "gouts": J.gouts, "input_grads": J.input_grads,
         "side_effects": J.side_effects, "mutated": J.mutated,
         "epilogue": [_node_dict(n) for n in J.epilogue],
     }
@@ -1387,13 +1649,18 @@ def to_graph(J, name):
             "source": J.source, "program": program, "nodes": nodes, "outputs": J.outputs}
 
 
-def write_graph(graph, path):
-    """Compact JSON, one node per line, written atomically (or to stdout)."""
+def graph_text(graph):
+    """Compact JSON, one node per line."""
     head = {k: v for k, v in graph.items() if k not in ("nodes", "outputs")}
     lines = [json.dumps(n, separators=(",", ":"), allow_nan=False) for n in graph["nodes"]]
     text = json.dumps(head, separators=(",", ":"), allow_nan=False)[:-1]
     text += ',"nodes":[\n' + ",\n".join(lines) + "\n]"
-    text += ',"outputs":' + json.dumps(graph["outputs"], separators=(",", ":")) + "}\n"
+    return text + ',"outputs":' + json.dumps(graph["outputs"], separators=(",", ":")) + "}\n"
+
+
+def write_graph(graph, path):
+    """graph_text(), written atomically (or to stdout)."""
+    text = graph_text(graph)
     if path == "-":
         sys.stdout.write(text)
         return
@@ -1442,6 +1709,8 @@ def from_graph(g, where="graph"):
     J.inputs = list(prog["inputs"])
     J.n_model_inputs, J.n_targets = prog["model_inputs"], prog["targets"]
     J.loss, J.grads = prog["loss"], prog["grads"]
+    J.outs, J.gouts = prog.get("outs", []), prog.get("gouts", [])
+    J.input_grads = prog.get("input_grads", [])
     J.side_effects, J.mutated = prog["side_effects"], prog["mutated"]
     J.source = g.get("source", {})
     for d in g["nodes"]:
@@ -1479,12 +1748,12 @@ def check_replayable(J, where="graph"):
         for c in n.calls:
             if not isinstance(c, dict) or "op" not in c:
                 raise JointError("%s: node %s: a call without \"op\"" % (where, n.id))
-            if resolve_op(c["op"]) is None:
+            if c["op"] != GRAD_OUTPUT_OP and resolve_op(c["op"]) is None:
                 raise JointError("%s: node %s: operator %s cannot be replayed (torch %s has no "
                                  "such operator)" % (where, n.id, c["op"], torch.__version__))
             scan(c.get("args", []), n.id)
             scan(list(c.get("kwargs", {}).values()), n.id)
-    scan([J.loss] + [g for g in J.grads if g is not None], "(outputs)")
+    scan(J.result_refs(), "(outputs)")
 
 
 def load_graph(path):

@@ -1,0 +1,375 @@
+"""A module that trains with a plan (issue 29): remat_torch.wrap(model,
+example_inputs, budget=...) returns an nn.Module used like the model.
+
+    m = remat_torch.wrap(model, (x,), budget="60%")
+    out = m(x)                      # what the model returns
+    loss_fn(out, y).backward()      # .grad as eager loss.backward() leaves it
+    opt.step()
+
+The planned graph is the module's forward and backward, with the gradients
+of its outputs as nodes that come after every output (joint.build_vjp):
+the user's loss stays in eager PyTorch.  Calling the module runs the
+forward part of the schedule (the steps before the first output gradient)
+inside an autograd.Function and keeps only what the schedule keeps; when
+autograd reaches the outputs, the Function's backward runs the rest,
+recomputing what the plan recomputes, and hands autograd the gradients of
+the parameters (and of inputs that require grad): accumulation into .grad,
+hooks, GradScaler and optimizers work unchanged.
+
+- eval(), torch.no_grad() and inference_mode: the model's own forward,
+  nothing kept, nothing planned.  wrap() never changes train/eval mode.
+- Each new signature (input shapes, strides, dtypes, devices, which inputs
+  require grad, non-tensor arguments, autocast state, which parameters are
+  trained) is planned once, on its first call, with a one-line notice;
+  plans are cached in memory and on disk (cache=, default
+  $REMAT_CACHE or ~/.cache/remat), keyed by a hash of the graph, the
+  budget, the planner, its time limit and remat's version.
+- Random operators (dropout) draw from PyTorch's generator on their first
+  computation, as eager does, and replay the state they saw when
+  recomputed: the same masks as eager under the same seed when the
+  schedule first computes them in the model's order (the plain order does).
+- Under autocast the trace holds the casts autocast made; the schedule
+  runs with autocast off (its casts are operators of the graph).
+"""
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+
+from remat_torch import api as A
+from remat_torch import joint as JT
+from remat_torch.compiled import Program, Rng
+from remat_torch.executor import Execution, check_schedule, parse_schedule
+
+try:
+    import torch
+    from torch.utils._pytree import tree_flatten
+except ImportError:
+    torch = tree_flatten = None
+
+_REMAT_VERSION = {}
+
+
+def remat_version(remat=None):
+    """`remat --version`, once per binary."""
+    path = A.find_remat(remat)
+    if path not in _REMAT_VERSION:
+        rc, so, se = A.run_remat(["--version"], path)
+        _REMAT_VERSION[path] = (so or se).strip()
+    return _REMAT_VERSION[path]
+
+
+def default_cache_dir():
+    d = os.environ.get("REMAT_CACHE")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "remat")
+
+
+class Planned:
+    """One signature's plan: the graph (J), the outputs' layout, the
+    checked schedule, the step at which the backward begins, the trained
+    parameters it returns gradients for, remat's summary, and the schedule
+    compiled to Python (compiled.Program: its forward and backward
+    segments)."""
+
+    def __init__(self, J, layout, steps, summary, seconds, cached, trained):
+        self.J, self.layout, self.summary = J, layout, summary
+        self.plan = check_schedule(J, steps)
+        gouts = set(J.gouts)
+        self.split = next((i for i, (op, v) in enumerate(self.plan.steps)
+                           if op == "compute" and v in gouts), len(self.plan.steps))
+        self.seconds, self.cached = seconds, cached
+        self.param_names = [n for n, _, _ in J.params]
+        self.buffer_names = [n for n, _, _ in J.buffers]
+        self.trained_names = [n for n in self.param_names if n in trained]
+        self.trained_at = [i for i, n in enumerate(self.param_names) if n in trained]
+        self.program = Program(J, self.plan, cuts=[self.split], epilogue_at=0, outs_at=0)
+        from remat_torch.executor import Result
+        # what a compiled run reports (.last): the plan's figures, nothing measured
+        self.figures = Result(simulated_peak=self.plan.peak, held_peak=self.plan.held_peak,
+                              cost=self.plan.cost, computes=self.plan.computes,
+                              recomputes=self.plan.recomputes, measured_peak=None,
+                              real_peak=None, loss=None)
+        self.last = None
+
+
+class _Call:
+    """What one call of a wrapped module hands its Function besides the
+    tensors autograd tracks."""
+    __slots__ = ("pl", "params", "buffers", "interpret")
+
+    def __init__(self, pl, params, buffers, interpret):
+        self.pl, self.params, self.buffers, self.interpret = pl, params, buffers, interpret
+
+
+class _PlanFunction(torch.autograd.Function if torch is not None else object):
+    """forward: the schedule's forward part; backward: the rest."""
+
+    @staticmethod
+    def forward(ctx, call, *tensors):
+        pl = call.pl
+        xs = tensors[len(pl.trained_names):]
+        X = [x.detach() for x in xs]
+        with JT.no_autocast():
+            if call.interpret:
+                J = pl.J
+                b = JT.Binding(dict(zip(pl.param_names, call.params)),
+                               dict(zip(pl.buffer_names, call.buffers)), JT.bind_batch(J, X))
+                ex = Execution(J, b, 0, pl.plan, rng="global")
+                ex.advance(pl.split)
+                with torch.no_grad():
+                    ex.R.run_epilogue()
+                    outs = ex.R.outputs()
+                state = ex
+            else:
+                rng = Rng("global")
+                with torch.no_grad():
+                    live, outs = pl.program.segments[0](call.params, call.buffers, X, None, None,
+                                                        rng)
+                state = (live, rng)
+        ctx.state, ctx.call = state, call
+        ctx.in_grad = [x.requires_grad for x in xs]
+        ctx.set_materialize_grads(False)
+        diff = set(pl.layout.diff)
+        nd = [o for k, o in enumerate(outs) if k not in diff]
+        if nd:
+            ctx.mark_non_differentiable(*nd)
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        state, call = ctx.state, ctx.call
+        pl = call.pl
+        if state is None:
+            raise RuntimeError("remat_torch: a wrapped module's backward ran twice for one "
+                               "forward (retain_graph=True is not supported: the schedule "
+                               "frees what it has used)")
+        ctx.state = None
+        G = [_grad_in_layout(grads[k], spec)
+             for k, spec in zip(pl.layout.diff, pl.layout.grad_specs)]
+        del grads
+        with JT.no_autocast():
+            if call.interpret:
+                ex = state
+                ex.R.b.gouts = G
+                del G, state
+                ex.advance(len(pl.plan.steps))
+                with torch.no_grad():
+                    res = ex.finish(epilogue=False)
+                    igrads = ex.R.input_grads()
+                pgrads = res.grads
+                res.grads = res.loss = None
+                pl.last = A._figures(res)
+                del ex, res
+            else:
+                live, rng = state
+                del state
+                with torch.no_grad():
+                    _, _, pgrads, igrads = pl.program.segments[1](call.params, call.buffers,
+                                                                  None, G, live, rng)
+                del live, G
+                pl.last = pl.figures
+        it = iter(igrads)
+        out = [None] + [pgrads[i] for i in pl.trained_at]
+        out += [next(it) if g else None for g in ctx.in_grad]
+        return tuple(out)
+
+
+def _grad_in_layout(g, spec):
+    """An output's gradient as the graph reads it: the traced layout in a
+    storage of its own (zeros when autograd gives none)."""
+    shape, stride, dtype, device = spec
+    if g is None:
+        return torch.empty_strided(shape, stride, dtype=dtype, device=device).zero_()
+    if tuple(g.stride()) == stride and g.dtype == dtype and g.storage_offset() == 0 and \
+            g.storage().nbytes() == g.numel() * g.element_size():
+        return g
+    return torch.empty_strided(shape, stride, dtype=dtype, device=device).copy_(g)
+
+
+class Wrapped(torch.nn.Module if torch is not None else object):
+    """The module wrap() returns (see the module docstring).  Attributes:
+    module (the model), plans ({signature: Planned}), last (figures of the
+    last backward: measured_peak, simulated_peak, recomputes, ...)."""
+
+    def __init__(self, module, budget=None, memory=None, planner="auto", time_limit=None,
+                 optimizer_state=0, remat=None, cache=True, notice=True, extra=(),
+                 interpret=False):
+        super().__init__()
+        # interpret: run schedules with the executor (measures memory as it
+        # goes: .last gets measured_peak) instead of the compiled program
+        self.interpret = interpret
+        if budget is not None and memory is not None:
+            raise ValueError("give budget (what the plan holds) or memory (the whole step), "
+                             "not both")
+        self.module = module
+        self.budget, self.planner, self.time_limit = budget, planner, time_limit
+        self.device_bytes = A.parse_bytes(memory, "memory") if memory is not None else None
+        if optimizer_state is not None and not isinstance(optimizer_state, (int, str)):
+            optimizer_state = A.optimizer_state_bytes(optimizer_state)
+        self.optimizer_bytes = A.parse_bytes(optimizer_state or 0, "optimizer_state")
+        self.remat, self.extra = remat, tuple(extra)
+        self.cache_dir = None if cache is False else \
+            (default_cache_dir() if cache is True or cache is None else str(cache))
+        self.notice = notice if callable(notice) else \
+            ((lambda msg: print("remat_torch: " + msg, file=sys.stderr)) if notice else None)
+        self.plans = {}
+
+    @property
+    def last(self):
+        pl = getattr(self, "_last_plan", None)
+        return pl.last if pl is not None else None
+
+    def signature(self, args, kwargs, params=None):
+        leaves, spec = tree_flatten((tuple(args), dict(kwargs)))
+        sig = [repr(spec)]
+        for x in leaves:
+            if isinstance(x, torch.Tensor):
+                sig.append((tuple(x.shape), tuple(x.stride()), x.dtype, x.device.type,
+                            x.device.index, x.requires_grad))
+            else:
+                try:
+                    hash(x)
+                    sig.append(("value", type(x).__name__, x))
+                except TypeError:
+                    sig.append(("repr", repr(x)))
+        sig.append(JT.autocast_state())
+        if params is None:
+            params = dict(self.module.named_parameters())
+        sig.append(tuple((n, p.requires_grad, p.dtype, p.device) for n, p in params.items()))
+        return tuple(sig), leaves
+
+    def forward(self, *args, **kwargs):
+        if not self.training or not torch.is_grad_enabled() or _inference_mode():
+            return self.module(*args, **kwargs)
+        pd = dict(self.module.named_parameters())
+        sig, leaves = self.signature(args, kwargs, pd)
+        pl = self.plans.get(sig)
+        if pl is None:
+            pl = self.plans[sig] = self._plan(args, kwargs, sig)
+        if not pl.layout.diff:
+            return self.module(*args, **kwargs)
+        self._last_plan = pl
+        xs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        bd = dict(self.module.named_buffers())
+        call = _Call(pl, [pd[n] for n in pl.param_names], [bd[n] for n in pl.buffer_names],
+                     self.interpret)
+        outs = _PlanFunction.apply(call, *[pd[n] for n in pl.trained_names], *xs)
+        return pl.layout.rebuild(outs)
+
+    def plan_for(self, *args, **kwargs):
+        """The Planned of this call's signature (planning it if new),
+        without running anything."""
+        sig, _ = self.signature(args, kwargs)
+        if sig not in self.plans:
+            self.plans[sig] = self._plan(args, kwargs, sig)
+        return self.plans[sig]
+
+    def _plan(self, args, kwargs, sig):
+        t0 = time.perf_counter()
+        J, layout = JT.build_vjp(self.module, args, kwargs)
+        name = type(self.module).__name__
+        mem = A.Memory(J.source, self.optimizer_bytes)
+        budget = A.plan_budget(mem, self.budget, self.device_bytes)
+        graph = JT.to_graph(J, name + "-vjp")
+        text = JT.graph_text(graph)
+        key = hashlib.sha256("\n".join([
+            text, str(budget), self.planner, str(self.time_limit), " ".join(self.extra),
+            remat_version(self.remat)]).encode()).hexdigest()
+        entry = self._cache_get(key)
+        cached = entry is not None
+        if entry is None:
+            with tempfile.TemporaryDirectory(prefix="remat_torch.") as folder:
+                gpath = os.path.join(folder, "graph.json")
+                spath = os.path.join(folder, "schedule.json")
+                with open(gpath, "w") as f:
+                    f.write(text)
+                summary, _ = A.schedule_file(gpath, spath, budget, self.planner, self.remat,
+                                             self.time_limit, mem,
+                                             in_memory=self.device_bytes is not None,
+                                             extra=self.extra)
+                with open(spath) as f:
+                    schedule = json.load(f)
+            entry = {"summary": summary, "schedule": schedule}
+            self._cache_put(key, entry)
+        steps = parse_schedule(entry["schedule"], "schedule")
+        trained = {n for n, p in self.module.named_parameters() if p.requires_grad}
+        pl = Planned(J, layout, steps, entry["summary"], time.perf_counter() - t0, cached,
+                     trained)
+        if self.notice:
+            self.notice(_describe(name, sig, pl))
+        return pl
+
+    def _cache_get(self, key):
+        if not self.cache_dir:
+            return None
+        try:
+            with open(os.path.join(self.cache_dir, key + ".json")) as f:
+                e = json.load(f)
+            return e if isinstance(e, dict) and "schedule" in e and "summary" in e else None
+        except (OSError, ValueError):
+            return None
+
+    def _cache_put(self, key, entry):
+        if not self.cache_dir:
+            return
+        try:
+            os.makedirs(self.cache_dir, exist_ok=True)
+            path = os.path.join(self.cache_dir, key + ".json")
+            tmp = "%s.tmp.%d" % (path, os.getpid())
+            with open(tmp, "w") as f:
+                json.dump(entry, f)
+            os.replace(tmp, path)
+        except OSError:
+            pass    # a cache that cannot be written is no cache
+
+
+def _inference_mode():
+    f = getattr(torch, "is_inference_mode_enabled", None)
+    return bool(f and f())
+
+
+def _describe(name, sig, pl):
+    shapes = ", ".join("x".join(map(str, s[0])) or "scalar" for s in sig[1:-2]
+                       if isinstance(s, tuple) and len(s) == 6)
+    s = pl.summary
+    peak, budget, ov = s.get("peak_mem"), s.get("budget"), s.get("overhead")
+    what = "plan for %s (%s)" % (name, shapes or "no tensors")
+    figures = "peak %s" % A._size(int(peak)) if peak is not None else "planned"
+    if budget is not None:
+        figures += " for a budget of %s" % A._size(int(budget))
+    if ov is not None:
+        figures += ", compute +%.2f%%" % (100 * float(ov))
+    how = "from the cache" if pl.cached else "by %s" % (s.get("planner") or "remat")
+    return "%s: %s, %s in %.1f s" % (what, figures, how, pl.seconds)
+
+
+def wrap(model, example_inputs=None, budget=None, planner="auto", time_limit=None,
+         example_kwargs=None, memory=None, optimizer_state=0, remat=None, cache=True,
+         notice=True, extra=(), interpret=False):
+    """An nn.Module that runs `model` with a remat plan (the module
+    docstring).  budget: what the plan may hold (bytes, "4GiB", "60%" of the
+    no-remat peak, "lowest"; default "100%"); or memory: the device memory
+    of the whole step (parameters, buffers and optimizer_state taken off
+    first).  example_inputs (a tensor or a tuple) and example_kwargs: plan
+    for that call now rather than on the first call.  cache: True (the
+    default folder), False, or a folder.  notice: print a line when a
+    signature is planned (or a callable taking that line).  extra: more
+    arguments for `remat plan`.  interpret: run the schedule with the
+    executor, which measures memory as it goes (.last.measured_peak),
+    instead of the compiled program (faster)."""
+    if torch is None:
+        from remat_torch import no_torch_message
+        raise ImportError(no_torch_message())
+    m = Wrapped(model, budget, memory, planner, time_limit, optimizer_state, remat, cache,
+                notice, extra, interpret)
+    if example_inputs is not None:
+        if isinstance(example_inputs, torch.Tensor):
+            example_inputs = (example_inputs,)
+        if model.training and torch.is_grad_enabled():
+            m.plan_for(*example_inputs, **(example_kwargs or {}))
+    return m

@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""remat_torch.wrap (issue 29) against eager PyTorch.
+
+    test_wrap_torch.py PATH/TO/remat PROJECT_ROOT
+
+Exits 77 (ctest: skipped) when /usr/bin/python3 has no torch.  "Equal"
+means equal to eager `loss.backward()` on a copy of the same weights under
+the same seeds, bit for bit (torch.equal), outputs and .grad alike: the
+wrapped module runs the operators eager runs, in an order the plan chose,
+and every budget here makes the plan recompute.
+
+1. torchvision's MobileNetV2 at a budget where it recomputes: outputs,
+   gradients and batch-norm statistics, with the compiled schedule and with
+   the executor;
+2. a model returning a dict (a non-tensor value too) and taking keyword
+   arguments (a tensor mask and a float), with dropout, three steps
+   accumulating into .grad;
+3. a tied weight and a frozen layer (its .grad stays None);
+4. a new batch size plans again, once; a second module with the same cache
+   folder takes the plan from the disk cache, and says so;
+5. eval(), no_grad() and inference_mode() run the model's own forward and
+   plan nothing; train/eval mode stays what the user set;
+6. bf16 autocast on the CPU: its own plan, eager's outputs and gradients;
+7. 20 optimizer steps (AdamW, dropout): eager's loss curve;
+8. a wrapped block inside a model (its input requires grad), a gradient
+   hook, gradient accumulation, and a second backward refused by name;
+9. the compiled schedule against the executor (same values), and the
+   executor's measured peak within the simulated peak.
+"""
+import copy
+import os
+import sys
+import tempfile
+
+REMAT, ROOT = sys.argv[1], sys.argv[2]
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import run_checks, torch_or_skip  # noqa: E402
+
+torch = torch_or_skip(REMAT, ROOT)
+import torch.nn as nn  # noqa: E402
+import remat_torch  # noqa: E402
+
+ce = nn.functional.cross_entropy
+CACHE = tempfile.mkdtemp(prefix="remat_wrap_test.")
+
+
+def wrap(model, inputs=None, **kw):
+    kw.setdefault("cache", False)
+    kw.setdefault("notice", False)
+    kw.setdefault("time_limit", 2)
+    return remat_torch.wrap(model, inputs, **kw)
+
+
+def same(tag, a, b, fails):
+    """Append a failure unless a and b (tensors, or None) are equal bit for bit."""
+    if a is None or b is None:
+        if (a is None) != (b is None):
+            fails.append("%s: one is None (%s, %s)" % (tag, a is None, b is None))
+        return
+    if a.dtype != b.dtype or a.shape != b.shape or not torch.equal(a, b):
+        d = (a.double() - b.double()).abs().max().item() if a.shape == b.shape else None
+        fails.append("%s: differs from eager (%s %s vs %s %s, max diff %s)"
+                     % (tag, a.dtype, tuple(a.shape), b.dtype, tuple(b.shape), d))
+
+
+def same_grads(m, e, fails, tag=""):
+    for (n, p), (_, q) in zip(m.named_parameters(), e.named_parameters()):
+        same("%s.grad of %s" % (tag, n), p.grad, q.grad, fails)
+
+
+def recomputes(w):
+    return max(pl.plan.recomputes for pl in w.plans.values())
+
+
+# ------------------------------------------------------------- models
+
+class DictNet(nn.Module):
+    """Returns {"logits", "feat", "n"}; takes mask= (a tensor) and scale=."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3, padding=1)
+        self.bn = nn.BatchNorm2d(6)
+        self.drop = nn.Dropout(0.25)
+        self.fc = nn.Linear(6 * 8 * 8, 5)
+
+    def forward(self, x, mask=None, scale=1.0):
+        h = self.drop(torch.relu(self.bn(self.conv(x))))
+        if mask is not None:
+            h = h * mask
+        return {"logits": self.fc(h.flatten(1)) * scale, "feat": h, "n": 3}
+
+
+class TiedLM(nn.Module):
+    def __init__(self, vocab=40, d=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.body = nn.Sequential(nn.Linear(d, 32), nn.GELU(), nn.Dropout(0.1), nn.Linear(32, d))
+        self.frozen = nn.Linear(d, d)
+        self.frozen.requires_grad_(False)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.emb.weight
+
+    def forward(self, idx):
+        h = self.emb(idx)
+        return self.head(self.frozen(h + self.body(h)))
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(12, 64), nn.Tanh(), nn.Dropout(0.2), nn.Linear(64, 64),
+                         nn.ReLU(), nn.Linear(64, 5))
+
+
+# ------------------------------------------------------------- checks
+
+def check_cnn():
+    import torchvision
+    fails = []
+    torch.manual_seed(0)
+    model = torchvision.models.mobilenet_v2(num_classes=7)
+    x, y = torch.randn(2, 3, 64, 64), torch.randint(0, 7, (2,))
+    for interp in (False, True):
+        m, e = copy.deepcopy(model), copy.deepcopy(model)
+        w = wrap(m, (x,), budget="55%", interpret=interp)
+        if recomputes(w) == 0:
+            fails.append("mobilenet_v2 at 55%: the plan recomputes nothing (the check needs it)")
+        for it in range(2):
+            torch.manual_seed(it)       # its classifier has dropout
+            o1 = w(x)
+            torch.manual_seed(it)
+            o2 = e(x)
+            same("mobilenet_v2 output (step %d)" % it, o1, o2, fails)
+            ce(o1, y).backward()
+            ce(o2, y).backward()
+        same_grads(m, e, fails, "mobilenet_v2%s" % (" interpreted" if interp else ""))
+        for (n, b), (_, c) in zip(m.named_buffers(), e.named_buffers()):
+            same("buffer " + n, b, c, fails)
+    return fails
+
+
+def check_dict_kwargs():
+    fails = []
+    torch.manual_seed(1)
+    m = DictNet()
+    e = copy.deepcopy(m)
+    x, y = torch.randn(3, 3, 8, 8), torch.randint(0, 5, (3,))
+    mask = (torch.rand(3, 6, 8, 8) > 0.3).float()
+    w = wrap(m, (x,), example_kwargs={"mask": mask, "scale": 2.0}, budget="75%")
+    if recomputes(w) == 0:
+        fails.append("DictNet at 75%: the plan recomputes nothing")
+
+    def loss(o):
+        return ce(o["logits"], y) + o["feat"].pow(2).mean()
+    for it in range(3):
+        torch.manual_seed(10 + it)
+        o1 = w(x, mask=mask, scale=2.0)
+        torch.manual_seed(10 + it)
+        o2 = e(x, mask=mask, scale=2.0)
+        if set(o1) != set(o2) or o1["n"] != 3:
+            fails.append("outputs: keys %s, n %r" % (sorted(o1), o1.get("n")))
+        same("logits", o1["logits"], o2["logits"], fails)
+        same("feat", o1["feat"], o2["feat"], fails)
+        loss(o1).backward()
+        loss(o2).backward()
+    same_grads(m, e, fails, "DictNet")
+    if len(w.plans) != 1:
+        fails.append("%d plans for one signature" % len(w.plans))
+    return fails
+
+
+def check_tied_frozen():
+    fails = []
+    torch.manual_seed(2)
+    m = TiedLM()
+    e = copy.deepcopy(m)
+    idx, y = torch.randint(0, 40, (4, 9)), torch.randint(0, 40, (4, 9))
+    w = wrap(m, idx, budget="85%")
+    for it in range(2):
+        torch.manual_seed(it)
+        l1 = ce(w(idx).flatten(0, 1), y.flatten())
+        torch.manual_seed(it)
+        l2 = ce(e(idx).flatten(0, 1), y.flatten())
+        same("loss", l1.detach(), l2.detach(), fails)
+        l1.backward()
+        l2.backward()
+    same_grads(m, e, fails, "TiedLM")
+    if m.frozen.weight.grad is not None:
+        fails.append("the frozen layer got a .grad")
+    if m.head.weight is not m.emb.weight:
+        fails.append("the tie was broken")
+    return fails
+
+
+def check_shapes_and_cache():
+    fails = []
+    torch.manual_seed(3)
+    m = mlp()
+    e = copy.deepcopy(m)
+    lines = []
+    w = remat_torch.wrap(m, budget="80%", cache=CACHE, notice=lines.append, time_limit=2)
+    for n in (32, 24, 32):
+        x, y = torch.randn(n, 12), torch.randint(0, 5, (n,))
+        torch.manual_seed(n)
+        o1 = w(x)
+        torch.manual_seed(n)
+        o2 = e(x)
+        same("batch %d output" % n, o1, o2, fails)
+        ce(o1, y).backward()
+        ce(o2, y).backward()
+    same_grads(m, e, fails, "after batches 32, 24, 32")
+    if len(w.plans) != 2 or len(lines) != 2:
+        fails.append("batches 32, 24, 32: %d plans, %d notices (want 2 and 2): %s"
+                     % (len(w.plans), len(lines), lines))
+    if any("from the cache" in ln for ln in lines):
+        fails.append("a first plan claims the cache: %s" % lines)
+    lines2 = []
+    w2 = remat_torch.wrap(copy.deepcopy(m), torch.randn(24, 12), budget="80%", cache=CACHE,
+                          notice=lines2.append, time_limit=2)
+    if len(lines2) != 1 or "from the cache" not in lines2[0]:
+        fails.append("a second module with the same cache folder: %s" % lines2)
+    old = next(pl for sig, pl in w.plans.items() if pl.layout.grad_specs[0][0][0] == 24)
+    new = next(iter(w2.plans.values()))
+    if old.plan.steps != new.plan.steps:
+        fails.append("the cached schedule differs from the one planned")
+    return fails
+
+
+def check_eval_no_grad():
+    fails = []
+    torch.manual_seed(4)
+    m = DictNet()
+    e = copy.deepcopy(m)
+    x = torch.randn(2, 3, 8, 8)
+    w = wrap(m)
+    w.eval()
+    e.eval()
+    if m.training:
+        fails.append("eval() on the wrapper left the model in train mode")
+    same("eval output", w(x)["logits"], e(x)["logits"], fails)
+    w.train()
+    e.train()
+    if not m.training:
+        fails.append("train() on the wrapper left the model in eval mode")
+    with torch.no_grad():
+        torch.manual_seed(5)
+        o1 = w(x)["logits"]
+        torch.manual_seed(5)
+        o2 = e(x)["logits"]
+    same("no_grad output", o1, o2, fails)
+    with torch.inference_mode():
+        torch.manual_seed(6)
+        o1 = w(x)["logits"]
+        torch.manual_seed(6)
+        o2 = e(x)["logits"]
+    same("inference_mode output", o1, o2, fails)
+    if w.plans:
+        fails.append("eval, no_grad and inference_mode planned %d signatures" % len(w.plans))
+    for (n, b), (_, c) in zip(m.named_buffers(), e.named_buffers()):
+        same("buffer " + n, b, c, fails)
+    return fails
+
+
+def check_autocast():
+    fails = []
+    torch.manual_seed(6)
+    m = TiedLM()
+    e = copy.deepcopy(m)
+    idx, y = torch.randint(0, 40, (4, 9)), torch.randint(0, 40, (4, 9))
+    w = wrap(m, budget="85%")
+    torch.manual_seed(0)
+    ce(w(idx).flatten(0, 1), y.flatten()).backward()     # an fp32 plan first
+    torch.manual_seed(0)
+    ce(e(idx).flatten(0, 1), y.flatten()).backward()
+    for it in range(2):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            torch.manual_seed(it)
+            o1 = w(idx)
+            torch.manual_seed(it)
+            o2 = e(idx)
+        if o1.dtype != torch.bfloat16:
+            fails.append("under autocast the output is %s" % o1.dtype)
+        same("autocast output", o1, o2, fails)
+        ce(o1.float().flatten(0, 1), y.flatten()).backward()
+        ce(o2.float().flatten(0, 1), y.flatten()).backward()
+    same_grads(m, e, fails, "autocast")
+    if len(w.plans) != 2:
+        fails.append("fp32 and bf16 autocast: %d plans (want 2)" % len(w.plans))
+    return fails
+
+
+def check_training_curve():
+    fails = []
+    torch.manual_seed(7)
+    m = mlp()
+    e = copy.deepcopy(m)
+    w = wrap(m, budget="80%")
+    o1, o2 = torch.optim.AdamW(m.parameters(), 1e-2), torch.optim.AdamW(e.parameters(), 1e-2)
+    g = torch.Generator().manual_seed(0)
+    c1, c2 = [], []
+    for it in range(20):
+        x, y = torch.randn(32, 12, generator=g), torch.randint(0, 5, (32,), generator=g)
+        for net, opt, curve in ((w, o1, c1), (e, o2, c2)):
+            torch.manual_seed(100 + it)
+            opt.zero_grad(set_to_none=True)
+            loss = ce(net(x), y)
+            loss.backward()
+            opt.step()
+            curve.append(loss.item())
+    if c1 != c2:
+        k = next(i for i, (a, b) in enumerate(zip(c1, c2)) if a != b)
+        fails.append("loss curves part at step %d: %r vs %r" % (k, c1[k], c2[k]))
+    if recomputes(w) == 0:
+        fails.append("the MLP at 80%: the plan recomputes nothing")
+    return fails
+
+
+def check_inside_a_model():
+    fails = []
+    torch.manual_seed(8)
+    pre, block, post = nn.Linear(5, 12), mlp(), nn.Linear(5, 3)
+    pre2, block2, post2 = copy.deepcopy(pre), copy.deepcopy(block), copy.deepcopy(post)
+    wb = wrap(block, budget="80%")
+    seen = []
+    block[0].weight.register_hook(lambda g: seen.append(g.clone()))
+    seen2 = []
+    block2[0].weight.register_hook(lambda g: seen2.append(g.clone()))
+    x = torch.randn(32, 5)
+    for it in range(2):      # two micro-batches accumulate
+        torch.manual_seed(it)
+        post(torch.tanh(wb(pre(x)))[:, :5]).sum().backward()
+        torch.manual_seed(it)
+        post2(torch.tanh(block2(pre2(x)))[:, :5]).sum().backward()
+    for a, b, tag in ((pre, pre2, "pre"), (block, block2, "block"), (post, post2, "post")):
+        same_grads(a, b, fails, tag)
+    if len(seen) != 2 or len(seen2) != 2:
+        fails.append("hooks fired %d and %d times (want 2)" % (len(seen), len(seen2)))
+    else:
+        for a, b in zip(seen, seen2):
+            same("hooked gradient", a, b, fails)
+    out = wb(pre(x)).sum()
+    out.backward(retain_graph=True)
+    try:
+        out.backward()
+        fails.append("a second backward through the wrapped block was accepted")
+    except RuntimeError as err:
+        if "backward ran twice" not in str(err):
+            fails.append("second backward: %s" % err)
+    return fails
+
+
+def check_compiled_vs_executor():
+    fails = []
+    torch.manual_seed(9)
+    m = DictNet()
+    x = torch.randn(3, 3, 8, 8)
+    results = []
+    for interp in (False, True):
+        mm = copy.deepcopy(m)
+        w = wrap(mm, (x,), budget="70%", interpret=interp)
+        torch.manual_seed(0)
+        o = w(x)
+        (o["logits"].square().sum() + o["feat"].sum()).backward()
+        results.append((o, [p.grad for p in mm.parameters()], w))
+    (oa, ga, wa), (ob, gb, wb) = results
+    same("compiled vs executor logits", oa["logits"], ob["logits"], fails)
+    for a, b in zip(ga, gb):
+        same("compiled vs executor gradient", a, b, fails)
+    last = wb.last
+    if last is None or last.measured_peak is None:
+        fails.append("the executor's run reports no measured peak")
+    elif last.measured_peak > last.simulated_peak:
+        fails.append("measured %d bytes, more than the simulated %d"
+                     % (last.measured_peak, last.simulated_peak))
+    return fails
+
+
+def main():
+    return run_checks("torch/wrap", [
+        ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
+         check_cnn),
+        ("a dict of outputs and keyword arguments, with dropout", check_dict_kwargs),
+        ("a tied weight and a frozen layer", check_tied_frozen),
+        ("a new batch size plans again, once; the disk cache", check_shapes_and_cache),
+        ("eval, no_grad, inference_mode: the model's own forward", check_eval_no_grad),
+        ("bf16 autocast on the CPU", check_autocast),
+        ("20 AdamW steps with dropout: eager's loss curve", check_training_curve),
+        ("a wrapped block inside a model: input gradients, hooks, accumulation",
+         check_inside_a_model),
+        ("the compiled schedule against the executor", check_compiled_vs_executor),
+    ])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
