@@ -10,17 +10,20 @@ For each model, the usual step
 
 is timed for eager PyTorch, for torch.utils.checkpoint around each block
 (the model's own notion of a block: its residual blocks, transformer
-layers or ResNet stages), and for remat_torch.wrap(model, budget=B) at each
+layers or inverted residual blocks), and for remat_torch.wrap(model, budget=B) at each
 budget, with the compiled schedule and with the interpreting executor.
 Interleaved: every round runs each variant once, in a rotated order, so
 that drifts of the machine fall on all of them alike; reported is the
-median step time over the rounds and its ratio to eager's.  Each variant
+median step time over the rounds and its ratio to eager's, and the
+allocator's peak over three iterations of the loop (remat_torch/meter.py:
+the profiler on the CPU, max_memory_allocated on CUDA) over eager's.  Each variant
 trains its own copy of the same weights.  The per-node overhead is
 (median(wrap at 100%) - median(eager)) / nodes of the plan's graph.
 
 Models: resmlp (a residual MLP, 8 blocks of width 64, batch 256),
 tiny-gpt (remat_torch's 2-layer GPT-style decoder, d_model 64, batch 16,
-sequence 32), resnet18 (torchvision, batch 8, 64x64).
+sequence 32), mobilenet_v2 (torchvision, batch 8, 64x64; dropout in its
+classifier, so each variant draws its own masks).
 """
 import argparse
 import copy
@@ -39,6 +42,7 @@ from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import remat_torch  # noqa: E402
 from remat_torch import api, export as EX  # noqa: E402
+from remat_torch.meter import loop_peak  # noqa: E402
 
 
 class ResBlock(nn.Module):
@@ -92,20 +96,20 @@ def build(name, device):
             for i, b in enumerate(blocks):
                 blocks[i] = _Checkpointed(b)
             return m
-    elif name == "resnet18":
+    elif name == "mobilenet_v2":
         import torchvision
-        model = torchvision.models.resnet18(num_classes=10)
+        model = torchvision.models.mobilenet_v2(num_classes=10)
         x = torch.randn(8, 3, 64, 64, generator=g)
         y = torch.randint(0, 10, (8,), generator=g)
         lf = nn.functional.cross_entropy
 
         def ckpt(m):
             m = copy.deepcopy(m)
-            for nm in ("layer1", "layer2", "layer3", "layer4"):
-                setattr(m, nm, _Checkpointed(getattr(m, nm)))
+            for i in range(1, len(m.features) - 1):     # its inverted residual blocks
+                m.features[i] = _Checkpointed(m.features[i])
             return m
     else:
-        raise SystemExit("torch_overhead.py: unknown model %s (resmlp, tiny-gpt, resnet18)" % name)
+        raise SystemExit("torch_overhead.py: unknown model %s (resmlp, tiny-gpt, mobilenet_v2)" % name)
     return model.to(device), x.to(device), y.to(device), lf, ckpt
 
 
@@ -120,7 +124,7 @@ class _Checkpointed(nn.Module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default="resmlp,tiny-gpt,resnet18")
+    ap.add_argument("--models", default="resmlp,tiny-gpt,mobilenet_v2")
     ap.add_argument("--budgets", default="100%,70%,50%")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--threads", type=int, default=0)
@@ -144,7 +148,7 @@ def main():
                     w = remat_torch.wrap(m, (x,), budget=b, cache=False, notice=False,
                                          interpret=interp)
                 except api.PlanError as e:
-                    rows.append((name, "wrap %s" % b, None, None, str(e).split(";")[0]))
+                    rows.append((name, "wrap %s" % b, None, None, None, str(e).split(";")[0]))
                     break
                 pl = next(iter(w.plans.values()))
                 nodes = nodes or sum(1 for n in pl.J.nodes if n.kind != "input")
@@ -167,16 +171,23 @@ def main():
                 if r >= 2:
                     times[label].append(time.perf_counter() - t0)
         base = statistics.median(times["eager"])
+        peaks = {}
+        for v in variants:
+            label, m = v[0], v[1]
+            torch.manual_seed(0)
+            peaks[label] = loop_peak(m, lambda: lf(m(x), y).backward(), device=dev)
         for v in variants:
             med = statistics.median(times[v[0]])
-            rows.append((name, v[0], med, med / base, v[2] if len(v) > 2 else ""))
+            rows.append((name, v[0], med, med / base, peaks[v[0]] / peaks["eager"],
+                         v[2] if len(v) > 2 else ""))
             if v[0] == "wrap 100%":
                 rows.append((name, "per-node overhead at 100%", (med - base) / nodes, None,
-                             "%d nodes" % nodes))
+                             None, "%d nodes" % nodes))
         print("\n".join(_fmt(r) for r in rows if r[0] == name), flush=True)
     head = ("# remat_torch.wrap step time against eager (bench/torch_overhead.py)\n\n"
             "%s, %s, torch %s, %d threads, %d rounds interleaved, %s.\n\n"
-            "| model | variant | median step | / eager | note |\n| --- | --- | --- | --- | --- |\n"
+            "| model | variant | median step | / eager | loop peak / eager | note |\n"
+            "| --- | --- | --- | --- | --- | --- |\n"
             % (time.strftime("%Y-%m-%d"), platform.processor() or platform.machine(),
                torch.__version__, torch.get_num_threads(), a.rounds, a.device))
     text = head + "".join(_fmt(r, md=True) + "\n" for r in rows)
@@ -186,13 +197,14 @@ def main():
 
 
 def _fmt(r, md=False):
-    name, label, med, ratio, note = r
+    name, label, med, ratio, mem, note = r
     t = "—" if med is None else ("%.1f us" % (med * 1e6) if med < 1e-3 else
                                  "%.2f ms" % (med * 1e3))
     q = "—" if ratio is None else "%.3f" % ratio
+    p = "—" if mem is None else "%.4f" % mem
     if md:
-        return "| %s | %s | %s | %s | %s |" % (name, label, t, q, note)
-    return "%-10s %-28s %10s %7s  %s" % (name, label, t, q, note)
+        return "| %s | %s | %s | %s | %s | %s |" % (name, label, t, q, p, note)
+    return "%-12s %-28s %10s %7s %7s  %s" % (name, label, t, q, p, note)
 
 
 if __name__ == "__main__":

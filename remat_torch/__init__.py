@@ -64,8 +64,14 @@ def command_parser(doc, prog):
 def storage_key(t):
     """(data_ptr, nbytes) of a tensor's storage, None when it holds no
     bytes: how both exporters tell tensors that share memory apart."""
-    s = t.storage()
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
     n = s.nbytes()
     if n == 0:
         return None
     return s.data_ptr(), n
+
+
+def storage_nbytes(t):
+    """The bytes of a tensor's storage (untyped_storage() where torch has
+    it: storage() is deprecated from torch 2.0 and warns on every call)."""
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).nbytes()

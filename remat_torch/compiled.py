@@ -77,8 +77,8 @@ class Program:
     runs segment k: P and B the parameters and buffers (in J.params and
     J.buffers order), X the input nodes' tensors (J.inputs order), G the
     output gradients (Joint.gouts), L what the previous segment returned.
-    Every segment but the last returns its resident values (a tuple); the
-    last returns (outputs, loss, grads, input_grads).  epilogue_at: the
+    Every segment but the last returns its resident values (a list, which
+    the next segment empties once it has taken them); the last returns (outputs, loss, grads, input_grads).  epilogue_at: the
     segment after which the epilogue runs (default: the last)."""
 
     def __init__(self, J, plan, cuts=(), epilogue_at=None, outs_at=None):
@@ -116,6 +116,9 @@ class Program:
                 names = [self._var_names(v) for v in live_in]
                 flat = [x for ns in names for x in ns] + state_in
                 lines.append("(%s,) = L" % ", ".join(flat))
+                # the caller's list must not keep them alive: each is freed
+                # when the schedule frees it
+                lines.append("L.clear()")
             for op, u in steps[bounds[k]:bounds[k + 1]]:
                 if op == "free":
                     names = self._var_names(u)
@@ -136,7 +139,7 @@ class Program:
             if k < nseg - 1:
                 flat = [x for v in resident for x in self._var_names(v)] + \
                     sorted(self.snapped) + sorted(self.scratch)
-                lines.append("return (%s), %s" % ("".join(x + ", " for x in flat), outs))
+                lines.append("return [%s], %s" % (", ".join(flat), outs))
             else:
                 loss = self._expr(J.loss) if J.loss is not None else "None"
                 grads = "(%s)" % "".join((self._expr(g) if g is not None else "None") + ", "

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from remat_torch import api as A
+from remat_torch import api as A, storage_nbytes
 from remat_torch import joint as JT
 from remat_torch.compiled import Program, Rng
 from remat_torch.executor import Execution, check_schedule, parse_schedule
@@ -186,7 +186,7 @@ def _grad_in_layout(g, spec):
     if g is None:
         return torch.empty_strided(shape, stride, dtype=dtype, device=device).zero_()
     if tuple(g.stride()) == stride and g.dtype == dtype and g.storage_offset() == 0 and \
-            g.storage().nbytes() == g.numel() * g.element_size():
+            storage_nbytes(g) == g.numel() * g.element_size():
         return g
     return torch.empty_strided(shape, stride, dtype=dtype, device=device).copy_(g)
 
@@ -218,19 +218,52 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         self.notice = notice if callable(notice) else \
             ((lambda msg: print("remat_torch: " + msg, file=sys.stderr)) if notice else None)
         self.plans = {}
+        self._walk = None
 
     @property
     def last(self):
         pl = getattr(self, "_last_plan", None)
         return pl.last if pl is not None else None
 
+    def _tensors(self):
+        """({name: parameter}, {name: buffer}) of the module, walked again
+        only when some module's table of submodules, parameters or buffers
+        has changed (a parameter replaced, a submodule swapped, a buffer
+        added): a walk of named_parameters() on every call cost more than
+        the schedule's own Python on small models."""
+        c = self._walk
+        if c is not None:
+            for d, vals in c[2]:
+                if len(d) != len(vals):
+                    break
+                for x, y in zip(d.values(), vals):
+                    if x is not y:
+                        break
+                else:
+                    continue
+                break
+            else:
+                return c[0], c[1]
+        pd = dict(self.module.named_parameters())
+        bd = dict(self.module.named_buffers())
+        checks = []
+        for m in self.module.modules():
+            for d in (m._modules, m._parameters, m._buffers):
+                checks.append((d, tuple(d.values())))
+        self._walk = (pd, bd, checks)
+        return pd, bd
+
     def signature(self, args, kwargs, params=None):
-        leaves, spec = tree_flatten((tuple(args), dict(kwargs)))
-        sig = [repr(spec)]
+        if not kwargs and all(type(x) is torch.Tensor or isinstance(x, torch.Tensor)
+                              for x in args):
+            leaves, sig = list(args), [len(args)]      # the usual call: tensors only
+        else:
+            leaves, spec = tree_flatten((tuple(args), dict(kwargs)))
+            sig = [repr(spec)]
         for x in leaves:
             if isinstance(x, torch.Tensor):
-                sig.append((tuple(x.shape), tuple(x.stride()), x.dtype, x.device.type,
-                            x.device.index, x.requires_grad))
+                sig.append((tuple(x.shape), tuple(x.stride()), x.dtype, x.device,
+                            x.requires_grad))
             else:
                 try:
                     hash(x)
@@ -239,14 +272,14 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                     sig.append(("repr", repr(x)))
         sig.append(JT.autocast_state())
         if params is None:
-            params = dict(self.module.named_parameters())
-        sig.append(tuple((n, p.requires_grad, p.dtype, p.device) for n, p in params.items()))
+            params = self._tensors()[0]
+        sig.append(tuple([(p.requires_grad, p.dtype, p.device) for p in params.values()]))
         return tuple(sig), leaves
 
     def forward(self, *args, **kwargs):
         if not self.training or not torch.is_grad_enabled() or _inference_mode():
             return self.module(*args, **kwargs)
-        pd = dict(self.module.named_parameters())
+        pd, bd = self._tensors()
         sig, leaves = self.signature(args, kwargs, pd)
         pl = self.plans.get(sig)
         if pl is None:
@@ -255,7 +288,6 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             return self.module(*args, **kwargs)
         self._last_plan = pl
         xs = [x for x in leaves if isinstance(x, torch.Tensor)]
-        bd = dict(self.module.named_buffers())
         call = _Call(pl, [pd[n] for n in pl.param_names], [bd[n] for n in pl.buffer_names],
                      self.interpret)
         outs = _PlanFunction.apply(call, *[pd[n] for n in pl.trained_names], *xs)

@@ -34,6 +34,8 @@
 #define LOWEST_PRECISION 1e-3
 /* Share of the time the probes may use before auto's own plan. */
 #define LOWEST_PROBE_SHARE 0.8
+/* Seconds kept from the last stage for the caller (at most; 2% of a shorter limit). */
+#define LOWEST_WRITE_RESERVE 0.25
 /* auto's probes: any schedule within the budget will do. */
 #define LOWEST_PROBE_GAP "0.999"
 /* Seconds the cut peak bound may take, at most (and at most 10% of the limit). */
@@ -211,6 +213,12 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		struct remat_plan_request sub = *req;
 
 		sub.budget = at;
+		/*
+		 * Leave the caller a moment of the limit to check and write
+		 * the answer: --time-limit bounds the whole command.
+		 */
+		if (sub.deadline > 0)
+			sub.deadline -= fmin(LOWEST_WRITE_RESERVE, 0.02 * req->time_limit);
 		remat_error_clear(&perr);
 		rc = remat_plan_run(p, &sub, &try, &tres, &perr);
 		if (rc == REMAT_OK && tres.cost < res->cost) {
