@@ -61,6 +61,40 @@ def command_parser(doc, prog):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+def write_text(text, path):
+    """Write text to path atomically (a temporary file beside it, synced,
+    then renamed over it), gzip-compressed where path ends in .gz, or to
+    standard output for "-": how every graph file is written."""
+    import os
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    data = text.encode()
+    if path.endswith(".gz"):
+        import gzip
+        data = gzip.compress(data, mtime=0)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def read_text(path):
+    """A file's text, gunzipped when it is gzip (as remat reads .json.gz)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] == b"\x1f\x8b":
+        import gzip
+        data = gzip.decompress(data)
+    return data.decode()
+
+
 def storage_key(t):
     """(data_ptr, nbytes) of a tensor's storage, None when it holds no
     bytes: how both exporters tell tensors that share memory apart."""

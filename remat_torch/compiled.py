@@ -78,11 +78,33 @@ class Program:
     J.buffers order), X the input nodes' tensors (J.inputs order), G the
     output gradients (Joint.gouts), L what the previous segment returned.
     Every segment but the last returns its resident values (a list, which
-    the next segment empties once it has taken them); the last returns (outputs, loss, grads, input_grads).  epilogue_at: the
-    segment after which the epilogue runs (default: the last)."""
+    the next segment empties once it has taken them); the last returns
+    (outputs, loss, grads, input_grads).  epilogue_at: the segment after
+    which the epilogue runs (default: the last); outs_at: the segment that
+    returns the outputs (default: the last).
 
-    def __init__(self, J, plan, cuts=(), epilogue_at=None, outs_at=None):
+    release: nodes someone else holds, whom the program lets go after their
+    last read (once the outputs are returned) although the schedule keeps
+    them to the end: a wrapped module's outputs (the caller holds them, or
+    has dropped them: then they go, as in eager) and output gradients
+    (autograd holds them through the backward)."""
+
+    def __init__(self, J, plan, cuts=(), epilogue_at=None, outs_at=None, release=()):
         steps = plan.steps
+        last = {}
+        for i, (op, u) in enumerate(steps):
+            if op == "compute":
+                for w in J.byid[u].inputs:
+                    last[w] = i
+        # Only what the schedule computes once and never frees (vjp graphs
+        # mark outputs and output gradients "recompute": false).
+        seen, freed = set(), set()
+        for op, u in steps:
+            if op == "free" or u in seen:
+                freed.add(u)
+            seen.add(u)
+        release = set(release) - freed
+        dropped = set()
         self.J = J
         self.source = []
         self.globals = {"torch": torch}
@@ -119,7 +141,8 @@ class Program:
                 # the caller's list must not keep them alive: each is freed
                 # when the schedule frees it
                 lines.append("L.clear()")
-            for op, u in steps[bounds[k]:bounds[k + 1]]:
+            for i in range(bounds[k], bounds[k + 1]):
+                op, u = steps[i]
                 if op == "free":
                     names = self._var_names(u)
                     if names:
@@ -128,6 +151,14 @@ class Program:
                     continue
                 self._compute(J.byid[u], lines)
                 resident.append(u)
+                if k > outs_at:
+                    gone = [w for w in J.byid[u].inputs + [u] if w in release
+                            and w not in dropped and last.get(w, -1) <= i]
+                    for w in gone:
+                        dropped.add(w)
+                    if gone:
+                        lines.append("del " + ", ".join(x for w in gone
+                                                        for x in self._var_names(w)))
             if k == epilogue_at:
                 for n in J.epilogue:
                     self._compute(n, lines)
@@ -137,6 +168,11 @@ class Program:
             outs = "(%s)" % "".join(self._expr(r) + ", " for r in J.outs) \
                 if k == outs_at else "None"
             if k < nseg - 1:
+                if k >= outs_at:
+                    # not read later: not handed on (the caller has the outputs)
+                    dropped.update(v for v in resident if v in release
+                                   and last.get(v, -1) < bounds[k + 1])
+                resident = [v for v in resident if v not in dropped]
                 flat = [x for v in resident for x in self._var_names(v)] + \
                     sorted(self.snapped) + sorted(self.scratch)
                 lines.append("return [%s], %s" % (", ".join(flat), outs))

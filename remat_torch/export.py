@@ -67,7 +67,7 @@ import os
 import sys
 import time
 
-from remat_torch import no_torch_message
+from remat_torch import no_torch_message, write_text
 from remat_torch import storage_key as _storage
 
 try:
@@ -527,7 +527,7 @@ def export_step(model, inputs, loss_fn, measure=False, name="model", keep_graph=
 
 
 def write_graph(graph, path):
-    """Compact JSON, one node per line, written atomically."""
+    """Compact JSON, one node per line, written atomically (gzip for .gz)."""
     head = {k: v for k, v in graph.items() if k not in ("nodes", "outputs")}
     lines = []
     for n in graph["nodes"]:
@@ -547,15 +547,7 @@ def write_graph(graph, path):
     text = json.dumps(head, separators=(",", ":"))[:-1]
     text += ',"nodes":[\n' + ",\n".join(lines) + "\n]"
     text += ',"outputs":' + json.dumps(graph["outputs"], separators=(",", ":")) + "}\n"
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_text(text, path)
 
 
 # ----------------------------------------------------------------- models

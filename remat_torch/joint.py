@@ -83,10 +83,9 @@ import json
 import math
 import operator
 import os
-import sys
 import time
 
-from remat_torch import storage_key
+from remat_torch import read_text, storage_key, write_text
 
 try:
     import torch
@@ -476,7 +475,7 @@ class JNode:
     {"op", "args", "kwargs"}; the node's value is the last call's result
     (for several outputs, `keep` lists those it holds)."""
     __slots__ = ("id", "kind", "mem", "workspace", "dropped", "cost", "inputs", "calls",
-                 "label", "random", "n_out", "keep", "after")
+                 "label", "random", "n_out", "keep", "after", "once")
 
     def __init__(self, nid, kind, calls, label):
         self.id, self.kind, self.calls, self.label = nid, kind, calls, label
@@ -488,6 +487,7 @@ class JNode:
         self.n_out = None     # several outputs: how many
         self.keep = None      # several outputs: indices held
         self.after = ()       # nodes it must come after without reading them
+        self.once = False     # "recompute": false (computed once, then held)
 
 
 class Joint:
@@ -1172,6 +1172,12 @@ def _finish(J, model, inputs, targets, measure, say):
     # Kinds.
     if J.gouts:
         # A vjp graph: the backward is what the outputs' gradients reach.
+        # The outputs (the caller's) and their gradients (autograd's) are
+        # computed once and held to the end: their bytes cannot come back
+        # by freeing them, so no schedule may free one to recompute it.
+        for nid in set(J.gouts) | {x for r in J.outs for x in ref_nodes(r, [])}:
+            if J.byid[nid].kind != "input":
+                J.byid[nid].once = True
         down = set(J.gouts)
         for n in J.nodes:
             if n.kind == "input" or n.id in down:
@@ -1612,6 +1618,8 @@ def _node_dict(n):
         d["n_out"] = n.n_out
     if n.random:
         d["random"] = True
+    if n.once:
+        d["recompute"] = False
     return d
 
 
@@ -1622,6 +1630,7 @@ def _node_of(d, where):
     n.cost = float(d.get("cost", 0 if n.kind == "input" else 1))
     n.inputs = list(d.get("inputs", []))
     n.random = bool(d.get("random", False))
+    n.once = d.get("recompute") is False
     if "keep" in d:
         n.keep, n.n_out = list(d["keep"]), d.get("n_out")
     if n.kind != "input" and not n.calls:
@@ -1659,25 +1668,14 @@ def graph_text(graph):
 
 
 def write_graph(graph, path):
-    """graph_text(), written atomically (or to stdout)."""
-    text = graph_text(graph)
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    try:
-        with open(tmp, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """graph_text(), written atomically (gzip for .gz; "-": stdout)."""
+    write_text(graph_text(graph), path)
 
 
 def tensors_path(graph_path):
-    return os.path.splitext(graph_path)[0] + ".pt"
+    """G.pt beside G.json (or G.json.gz)."""
+    base = graph_path[:-3] if graph_path.endswith(".gz") else graph_path
+    return os.path.splitext(base)[0] + ".pt"
 
 
 def save_tensors(J, binding, path):
@@ -1757,8 +1755,7 @@ def check_replayable(J, where="graph"):
 
 
 def load_graph(path):
-    with open(path) as f:
-        return json.load(f)
+    return json.loads(read_text(path))
 
 
 # ------------------------------------------------------ eager reference

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from remat_torch import api as A, storage_nbytes
+from remat_torch import api as A, storage_nbytes, write_text
 from remat_torch import joint as JT
 from remat_torch.compiled import Program, Rng
 from remat_torch.executor import Execution, check_schedule, parse_schedule
@@ -87,7 +87,14 @@ class Planned:
         self.buffer_names = [n for n, _, _ in J.buffers]
         self.trained_names = [n for n in self.param_names if n in trained]
         self.trained_at = [i for i, n in enumerate(self.param_names) if n in trained]
-        self.program = Program(J, self.plan, cuts=[self.split], epilogue_at=0, outs_at=0)
+        # The outputs are the caller's and the output gradients autograd's:
+        # the program lets them go after their last read (the schedule,
+        # which cannot know whether the caller keeps them, counts them to
+        # the end of the step).
+        release = [nid for r in J.outs for nid in JT.ref_nodes(r, [])
+                   if J.byid[nid].kind != "input"] + list(J.gouts)
+        self.program = Program(J, self.plan, cuts=[self.split], epilogue_at=0, outs_at=0,
+                               release=release)
         from remat_torch.executor import Result
         # what a compiled run reports (.last): the plan's figures, nothing measured
         self.figures = Result(simulated_peak=self.plan.peak, held_peak=self.plan.held_peak,
@@ -333,7 +340,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         pl = Planned(J, layout, steps, entry["summary"], time.perf_counter() - t0, cached,
                      trained)
         if self.notice:
-            self.notice(_describe(name, sig, pl))
+            self.notice(_describe(name, args, kwargs, pl))
         return pl
 
     def _cache_get(self, key):
@@ -351,11 +358,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             return
         try:
             os.makedirs(self.cache_dir, exist_ok=True)
-            path = os.path.join(self.cache_dir, key + ".json")
-            tmp = "%s.tmp.%d" % (path, os.getpid())
-            with open(tmp, "w") as f:
-                json.dump(entry, f)
-            os.replace(tmp, path)
+            write_text(json.dumps(entry), os.path.join(self.cache_dir, key + ".json"))
         except OSError:
             pass    # a cache that cannot be written is no cache
 
@@ -365,9 +368,10 @@ def _inference_mode():
     return bool(f and f())
 
 
-def _describe(name, sig, pl):
-    shapes = ", ".join("x".join(map(str, s[0])) or "scalar" for s in sig[1:-2]
-                       if isinstance(s, tuple) and len(s) == 6)
+def _describe(name, args, kwargs, pl):
+    shapes = ", ".join("x".join(map(str, t.shape)) or "scalar"
+                       for t in tree_flatten((tuple(args), dict(kwargs)))[0]
+                       if isinstance(t, torch.Tensor))
     s = pl.summary
     peak, budget, ov = s.get("peak_mem"), s.get("budget"), s.get("overhead")
     what = "plan for %s (%s)" % (name, shapes or "no tensors")
