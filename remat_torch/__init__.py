@@ -96,13 +96,16 @@ def read_text(path):
 
 
 def storage_key(t):
-    """(data_ptr, nbytes) of a tensor's storage, None when it holds no
-    bytes: how both exporters tell tensors that share memory apart."""
+    """(storage id, nbytes) of a tensor's storage, None when it holds no
+    bytes: how both exporters tell tensors that share memory apart.  The id
+    is the storage object's address (_cdata), not its data pointer: tensors
+    on the meta device (an export that allocates nothing) all have data
+    pointer 0, but each storage is an object of its own."""
     s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
     n = s.nbytes()
     if n == 0:
         return None
-    return s.data_ptr(), n
+    return s._cdata, n
 
 
 def storage_nbytes(t):

@@ -558,15 +558,15 @@ class GPT2Style(nn.Module if nn else object):
     self-attention (nn.TransformerEncoderLayer + a causal mask), GELU MLP,
     final LayerNorm, untied LM head."""
 
-    def __init__(self, vocab=50257, seq=1024, d=768, heads=12, layers=12):
+    def __init__(self, vocab=50257, seq=1024, d=768, heads=12, layers=12, device=None):
         super().__init__()
-        self.tok = nn.Embedding(vocab, d)
-        self.pos = nn.Embedding(seq, d)
+        self.tok = nn.Embedding(vocab, d, device=device)
+        self.pos = nn.Embedding(seq, d, device=device)
         layer = nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu",
-                                           batch_first=True, norm_first=True)
+                                           batch_first=True, norm_first=True, device=device)
         self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.ln = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab, bias=False)
+        self.ln = nn.LayerNorm(d, device=device)
+        self.head = nn.Linear(d, vocab, bias=False, device=device)
         self.seq = seq
 
     def forward(self, idx):
@@ -576,6 +576,101 @@ class GPT2Style(nn.Module if nn else object):
         h = self.tok(idx) + self.pos(pos)
         h = self.blocks(h, mask=mask)
         return self.head(self.ln(h))
+
+
+class RMSNorm(nn.Module if nn else object):
+    def __init__(self, d, eps=1e-5, device=None):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d, device=device))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+class LlamaBlock(nn.Module if nn else object):
+    """Pre-RMSNorm block: grouped-query causal attention with rotary
+    position embeddings, then a SwiGLU feed-forward."""
+
+    def __init__(self, d, heads, kv_heads, ffn, device=None):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.norm1, self.norm2 = RMSNorm(d, device=device), RMSNorm(d, device=device)
+        self.q = nn.Linear(d, d, bias=False, device=device)
+        self.k = nn.Linear(d, kv_heads * self.hd, bias=False, device=device)
+        self.v = nn.Linear(d, kv_heads * self.hd, bias=False, device=device)
+        self.o = nn.Linear(d, d, bias=False, device=device)
+        self.gate = nn.Linear(d, ffn, bias=False, device=device)
+        self.up = nn.Linear(d, ffn, bias=False, device=device)
+        self.down = nn.Linear(ffn, d, bias=False, device=device)
+
+    @staticmethod
+    def rotate(x, cos, sin):
+        a, b = x.chunk(2, dim=-1)
+        return x * cos + torch.cat((-b, a), dim=-1) * sin
+
+    def forward(self, x, cos, sin, mask):
+        bsz, t, d = x.shape
+        h = self.norm1(x)
+        q = self.q(h).view(bsz, t, self.heads, self.hd).transpose(1, 2)
+        k = self.k(h).view(bsz, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.v(h).view(bsz, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        if self.kv_heads != self.heads:     # each key/value head serves heads/kv_heads queries
+            r = self.heads // self.kv_heads
+            k = k[:, :, None].expand(bsz, self.kv_heads, r, t, self.hd).reshape(
+                bsz, self.heads, t, self.hd)
+            v = v[:, :, None].expand(bsz, self.kv_heads, r, t, self.hd).reshape(
+                bsz, self.heads, t, self.hd)
+        att = (q @ k.transpose(-2, -1)) * self.hd ** -0.5 + mask
+        y = torch.softmax(att.float(), dim=-1).to(q.dtype) @ v
+        x = x + self.o(y.transpose(1, 2).reshape(bsz, t, d))
+        h = self.norm2(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module if nn else object):
+    """A Llama-style decoder (Touvron et al. 2023) written from the
+    architecture's description, random weights: token embedding, blocks
+    of RMSNorm, rotary attention (grouped-query when kv_heads < heads) and
+    SwiGLU, a final RMSNorm and an untied output layer."""
+
+    def __init__(self, vocab=32000, seq=2048, d=4096, layers=32, heads=32, kv_heads=32,
+                 ffn=11008, device=None):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d, device=device)
+        self.blocks = nn.ModuleList(LlamaBlock(d, heads, kv_heads, ffn, device=device)
+                                    for _ in range(layers))
+        self.norm = RMSNorm(d, device=device)
+        self.head = nn.Linear(d, vocab, bias=False, device=device)
+        hd = d // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, hd, 2, device=device).float() / hd))
+        ang = torch.outer(torch.arange(seq, device=device).float(), inv)
+        ang = torch.cat((ang, ang), dim=-1)
+        self.register_buffer("cos", ang.cos(), persistent=False)
+        self.register_buffer("sin", ang.sin(), persistent=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        h = self.tok(idx)
+        cos, sin = self.cos[:t].to(h.dtype), self.sin[:t].to(h.dtype)
+        mask = torch.triu(torch.full((t, t), float("-inf"), device=idx.device,
+                                     dtype=h.dtype), diagonal=1)
+        for b in self.blocks:
+            h = b(h, cos, sin, mask)
+        return self.head(self.norm(h))
+
+
+# Published shapes (no weights: nothing is downloaded).  GPT-2 (Radford et
+# al. 2019): layers, d_model, heads; Llama: TinyLlama-1.1B's shape for
+# llama-1b (grouped-query, 4 key/value heads), Llama-2-7B's for llama-7b.
+LLMS = {
+    "gpt2-medium": ("gpt2", dict(layers=24, d=1024, heads=16)),
+    "gpt2-large": ("gpt2", dict(layers=36, d=1280, heads=20)),
+    "gpt2-xl": ("gpt2", dict(layers=48, d=1600, heads=25)),
+    "llama-1b": ("llama", dict(layers=22, d=2048, heads=32, kv_heads=4, ffn=5632)),
+    "llama-7b": ("llama", dict(layers=32, d=4096, heads=32, kv_heads=32, ffn=11008)),
+}
 
 
 class UNet(nn.Module if nn else object):
@@ -656,12 +751,27 @@ def _ce(classes):
     return loss_fn
 
 
-EXTRAS = ("gpt2-small", "unet", "lstm64", "tiny-encoder", "tiny-gpt")
+EXTRAS = ("gpt2-small", "unet", "lstm64", "tiny-encoder", "tiny-gpt") + tuple(LLMS)
 
 
-def build(model_name, batch, input_shape):
-    """(model, inputs, loss_fn, description) for a named model."""
+def build(model_name, batch, input_shape, device=None):
+    """(model, inputs, loss_fn, description) for a named model.  device:
+    where the language models of LLMS are built ("meta" for --fake: no
+    memory); the others are built on the CPU (see to_meta())."""
     g = torch.Generator().manual_seed(0)
+    if model_name in LLMS:
+        family, kw = LLMS[model_name]
+        seq = input_shape[0] if input_shape else (1024 if family == "gpt2" else 2048)
+        vocab = 50257 if family == "gpt2" else 32000
+        model = GPT2Style(vocab=vocab, seq=seq, device=device, **kw) if family == "gpt2" \
+            else Llama(vocab=vocab, seq=seq, device=device, **kw)
+        idx = torch.randint(0, vocab, (batch, seq), generator=g).to(device or "cpu")
+        tgt = torch.randint(0, vocab, (batch, seq), generator=g).to(device or "cpu")
+        return model, (idx,), lambda out: _ce(vocab)(out, tgt), \
+            {"model": "%s-style decoder (%s), published shape, random weights"
+             % ("GPT-2" if family == "gpt2" else "Llama",
+                ", ".join("%s %d" % kv for kv in kw.items())),
+             "batch": batch, "input_shape": [seq]}
     if ":" in model_name:
         path, fn = model_name.rsplit(":", 1)
         if not os.path.isfile(path):
@@ -769,15 +879,37 @@ def main(argv=None, prog=PROG):
     ap.add_argument("--joint", action="store_true",
                     help="the joint forward+backward graph of ATen operators, executable "
                     "node by node (remat_torch/joint.py), and OUT.pt beside OUT.json")
+    ap.add_argument("--fake", action="store_true",
+                    help="trace on the meta device: no activation is allocated, no kernel "
+                    "runs (models larger than this machine; implies --joint)")
+    ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32",
+                    help="the parameters' and inputs' floating-point type (default fp32)")
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="no progress on stderr (shown when stderr is a terminal)")
     a = ap.parse_args(argv)
+    if a.fake and a.measure:
+        ap.error("--measure times the operators on real tensors; it cannot be combined "
+                 "with --fake")
+    a.joint = a.joint or a.fake
     torch.set_num_threads(a.threads if a.threads else
                           1 if a.measure else (os.cpu_count() or 1))
     torch.manual_seed(0)
     if a.batch < 1:
         ap.error("--batch must be at least 1")
-    model, inputs, loss_fn, desc = build(a.model, a.batch, a.input_shape)
+    try:
+        model, inputs, loss_fn, desc = build(a.model, a.batch, a.input_shape,
+                                             device="meta" if a.fake else None)
+    except RuntimeError as e:
+        print("%s: %s: %s" % (prog, a.model, str(e).split("\n")[0]), file=sys.stderr)
+        return 1
+    if a.fake:
+        model, inputs, loss_fn = to_meta(model, inputs, loss_fn)
+        desc["fake"] = "traced on the meta device: sizes and FLOPs, nothing measured"
+    if a.dtype != "fp32":
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16}[a.dtype]
+        model = model.to(dt)
+        inputs = tuple(x.to(dt) if x.is_floating_point() else x for x in inputs)
+        desc["dtype"] = a.dtype
     stem = os.path.splitext(os.path.basename(a.model.rsplit(":", 1)[0]))[0] if ":" in a.model \
         else a.model
     name = a.name or "%s-train-b%d" % (stem, a.batch)
@@ -802,6 +934,17 @@ def main(argv=None, prog=PROG):
     return 0
 
 
+def to_meta(model, inputs, loss_fn):
+    """The model, the inputs and the tensors the loss function closes over
+    (its targets), on the meta device (a model already there stays)."""
+    model = model.to("meta")
+    inputs = tuple(x.to("meta") for x in inputs)
+    for cell in getattr(loss_fn, "__closure__", None) or ():
+        if isinstance(cell.cell_contents, torch.Tensor):
+            cell.cell_contents = cell.cell_contents.to("meta")
+    return model, inputs, loss_fn
+
+
 def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
     from remat_torch import joint as JT
     show = not a.quiet and sys.stderr.isatty()
@@ -816,11 +959,18 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
     except JT.JointError as e:
         print("%s: %s: %s" % (prog, a.model, e), file=sys.stderr)
         return 1
+    except (NotImplementedError, RuntimeError, ValueError) as e:
+        # The model's own error (a batch norm given one value per channel,
+        # a shape mismatch), or, with --fake, an operator torch 1.13's meta
+        # backend has no kernel for (convolution_backward): one line.
+        print("%s: %s: %s%s" % (prog, a.model, "--fake: " if a.fake else "",
+                                str(e).strip().split("\n")[0]), file=sys.stderr)
+        return 1
     graph = JT.to_graph(J, name.replace("-train-", "-joint-"))
     graph["source"].update(desc)
     try:
         JT.write_graph(graph, a.output)
-        if a.output != "-":
+        if a.output != "-" and not a.fake:
             JT.save_tensors(J, JT.bind_model(J, model, inputs), JT.tensors_path(a.output))
     except OSError as e:
         print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
@@ -829,7 +979,7 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
     print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of parameter gradients%s"
           % (prog, graph["name"], len(J.nodes), kinds.count("forward") + kinds.count("loss"),
              kinds.count("backward"), J.source["param_grads_bytes"] / 2 ** 20,
-             "" if a.output == "-" else "; tensors in " + JT.tensors_path(a.output)),
+             "" if a.output == "-" or a.fake else "; tensors in " + JT.tensors_path(a.output)),
           file=sys.stderr)
     return 0
 

@@ -268,7 +268,14 @@ def _stand_in(op):
         name = base if op._overloadname == "default" else base + "_" + op._overloadname
         _WHOLE_LIB.define(name + "(" + str(op._schema).split("(", 1)[1])
         _WHOLE_LIB.impl(name, lambda *a, **k: op(*a, **k), "CompositeExplicitAutograd")
-        _STAND_INS[op] = getattr(torch.ops.remat_whole, name).default
+        stand_in = getattr(torch.ops.remat_whole, name).default
+
+        def below_autograd(*a, **k):
+            # the meta device (export --fake) has no autograd fallthrough
+            guard = torch._C._AutoDispatchBelowAutograd()  # noqa: F841 (held to the return)
+            return stand_in(*a, **k)
+        _WHOLE_LIB.impl(name, below_autograd, "AutogradMeta")
+        _STAND_INS[op] = stand_in
     return _STAND_INS[op]
 
 

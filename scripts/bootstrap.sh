@@ -19,7 +19,7 @@ say() { [ "$quiet" = 1 ] || echo "bootstrap: $*" >&2; }
 
 # man-db, groff-base: the cli/manpage test renders man/remat.1 (skipped without).
 packages=(gcc make cmake pkg-config python3 libcjson-dev libigraph-dev
-          libglpk-dev libcmocka-dev coinor-libcbc-dev python3-pip python3-setuptools
+          libglpk-dev libcmocka-dev coinor-libcbc-dev zlib1g-dev python3-pip python3-setuptools
           man-db groff-base)
 # REMAT_BOOTSTRAP_FUZZ=1 (bench/fuzz.sh): also clang and its sanitizer and
 # libFuzzer runtimes, for the fuzz targets (-DREMAT_FUZZ=ON).

@@ -59,8 +59,10 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
  * plus x's inputs, output and workspace), recomputation being free.  No
  * schedule peaks lower, so no budget below it fits.  Never below
  * min_peak_lower_bound's needed-node figure.  Nodes are tried most
- * promising first until max_seconds (0: no cap); *at (may be NULL): the
- * node that gave it, -1 when it is the working-set figure.
+ * promising first until max_seconds (0: no cap), and at least the bytes
+ * of the outputs (all resident after the last compute); *at (may be
+ * NULL): the node that gave it, -1 when it is the working-set figure, -2
+ * when it is the outputs'.
  */
 int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_t *peak,
 			 int32_t *at, struct remat_error *err);

@@ -269,11 +269,17 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			char b4[32];
 
 			remat_format_bytes(cut_peak, b4, sizeof(b4));
-			printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
-			       "schedule peaks lower: what must stay while %s first runs)\n", b4,
-			       (long long)cut_peak, g->no_remat_peak > 0 ?
-			       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0,
-			       peak_at >= 0 ? g->id[peak_at] : "?");
+			if (peak_at == -2)
+				printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
+				       "schedule peaks lower: the outputs, all resident at the end)\n",
+				       b4, (long long)cut_peak, g->no_remat_peak > 0 ?
+				       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0);
+			else
+				printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
+				       "schedule peaks lower: what must stay while %s first runs)\n", b4,
+				       (long long)cut_peak, g->no_remat_peak > 0 ?
+				       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0,
+				       peak_at >= 0 ? g->id[peak_at] : "?");
 		}
 		cli_format_cost(g->baseline_cost, b1, sizeof(b1));
 		printf("baseline cost  %s %s\n", b1, g->cost_unit);

@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "core/atomic.h"
 
@@ -116,9 +118,8 @@ static int write_in_place(const char *path, const char *target,
 	return rc;
 }
 
-int remat_i_write_atomic_stream(const char *path,
-				void (*body)(FILE *f, const void *ctx),
-				const void *ctx, struct remat_error *err)
+static int write_atomic_raw(const char *path, void (*body)(FILE *f, const void *ctx),
+			    const void *ctx, struct remat_error *err)
 {
 	char *target, *tmp;
 	struct stat st;
@@ -217,4 +218,94 @@ int remat_i_write_atomic(const char *path, const char *buf, size_t len,
 	struct bytes b = { buf, len };
 
 	return remat_i_write_atomic_stream(path, write_bytes, &b, err);
+}
+
+/* Chunks handed to deflate (its counters are unsigned int). */
+#define GZ_CHUNK ((size_t)1 << 28)
+
+/*
+ * len bytes of text gzip-compressed (RFC 1952, as gzip(1) writes) into a
+ * malloc'd *out of *out_len bytes.
+ */
+static int gzip_bytes(const char *text, size_t len, char **out, size_t *out_len,
+		      struct remat_error *err)
+{
+	z_stream z;
+	size_t cap, done = 0;
+	int zr;
+
+	*out = NULL;
+	*out_len = 0;
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory compressing the output");
+	cap = (size_t)deflateBound(&z, (uLong)len) + 64;
+	*out = malloc(cap);
+	if (!*out) {
+		deflateEnd(&z);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory compressing the output");
+	}
+	do {
+		size_t in = len - done < GZ_CHUNK ? len - done : GZ_CHUNK;
+		int last = done + in == len;
+
+		z.next_in = (Bytef *)(uintptr_t)(text + done);
+		z.avail_in = (uInt)in;
+		do {
+			size_t room = cap - *out_len < GZ_CHUNK ? cap - *out_len : GZ_CHUNK;
+
+			z.next_out = (Bytef *)*out + *out_len;
+			z.avail_out = (uInt)room;
+			zr = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+			*out_len += room - z.avail_out;
+		} while (z.avail_in > 0 || (last && zr == Z_OK));
+		done += in;
+	} while (done < len);
+	deflateEnd(&z);
+	if (zr != Z_STREAM_END) {
+		free(*out);
+		*out = NULL;
+		return REMAT_FAIL(err, REMAT_EIO, "cannot compress the output (zlib error %d)", zr);
+	}
+	return REMAT_OK;
+}
+
+static int ends_gz(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+int remat_i_write_atomic_stream(const char *path,
+				void (*body)(FILE *f, const void *ctx),
+				const void *ctx, struct remat_error *err)
+{
+	char *text = NULL, *gz = NULL;
+	size_t len = 0, gz_len = 0;
+	struct bytes b;
+	FILE *m;
+	int rc;
+
+	if (strcmp(path, "-") == 0 || !ends_gz(path))
+		return write_atomic_raw(path, body, ctx, err);
+	/* PATH.gz: the same content, compressed, written as atomically. */
+	m = open_memstream(&text, &len);
+	if (!m)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory writing %s", path);
+	body(m, ctx);
+	if (ferror(m) | fclose(m)) {
+		free(text);
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory writing %s", path);
+	}
+	rc = gzip_bytes(text, len, &gz, &gz_len, err);
+	free(text);
+	if (rc)
+		return rc;
+	b.buf = gz;
+	b.len = gz_len;
+	rc = write_atomic_raw(path, write_bytes, &b, err);
+	free(gz);
+	return rc;
 }

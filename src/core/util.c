@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "remat/budget.h"
 #include "remat/sim.h"
@@ -49,17 +52,46 @@ const char *remat_i_input_name(const char *path)
 	return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
-/* Standard input stays open: only one reader takes it, but it is not ours. */
-static void close_input(FILE *f, int stdin_in)
+/*
+ * One reader for plain and gzip-compressed input: zlib's gzread passes a
+ * file that is not gzip through as it is ("transparent"), so a graph, a
+ * schedule or a results file may be FILE or FILE.gz alike.  Standard
+ * input is read through a duplicate of its descriptor, so that it stays
+ * open (only one reader takes it, but it is not ours).
+ */
+static gzFile open_input(const char *path, int stdin_in)
 {
-	if (!stdin_in)
-		fclose(f);
+	int fd = stdin_in ? dup(STDIN_FILENO) : open(path, O_RDONLY);
+	gzFile gz;
+
+	if (fd < 0)
+		return NULL;
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		int e = errno;
+
+		close(fd);
+		errno = e ? e : ENOMEM;
+	}
+	return gz;
+}
+
+/* zlib's message without the "<fd:3>: " it puts before it. */
+static const char *gz_reason(const char *msg, const char *otherwise)
+{
+	const char *c;
+
+	if (!msg || !*msg)
+		return otherwise;
+	if (strncmp(msg, "<fd:", 4) == 0 && (c = strstr(msg, ">: ")) != NULL)
+		msg = c + 3;
+	return *msg ? msg : otherwise;
 }
 
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err)
 {
-	FILE *f;
+	gzFile gz;
 	struct stat st;
 	char *data = NULL;
 	size_t cap = 256 * 1024, n = 0, limit;
@@ -72,26 +104,30 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 	limit = (uint64_t)max >= SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)max;
 	stdin_in = strcmp(path, "-") == 0;
 	path = remat_i_input_name(path);
-	f = stdin_in ? stdin : fopen(path, "rb");
-	if (!f)
+	errno = 0;
+	gz = open_input(path, stdin_in);
+	if (!gz)
 		return REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
-				  strerror(errno));
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+				  strerror(errno ? errno : EIO));
+	if (!stdin_in && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 		if (st.st_size > max) {
-			close_input(f, stdin_in);
+			gzclose(gz);
 			return too_large(path, (int64_t)st.st_size, max, err);
 		}
 		cap = (size_t)st.st_size + 1; /* one more byte: did it grow? */
 	}
 	if (cap > limit + 1)
 		cap = limit + 1;
+	if (cap < 4096)
+		cap = 4096;
 	data = malloc(cap + 1);
 	if (!data) {
-		close_input(f, stdin_in);
+		gzclose(gz);
 		return REMAT_FAIL(err, REMAT_ENOMEM, "%s: out of memory reading the file", path);
 	}
 	for (;;) {
-		size_t got;
+		int got;
+		unsigned want;
 		const char *nul;
 
 		if (n == cap) {
@@ -111,8 +147,22 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 			data = nd;
 			cap = ncap;
 		}
-		got = fread(data + n, 1, cap - n, f);
-		nul = memchr(data + n, '\0', got);
+		want = cap - n > (1u << 30) ? (1u << 30) : (unsigned)(cap - n);
+		errno = 0;
+		got = gzread(gz, data + n, want);
+		if (got < 0) {
+			int zerr;
+			const char *msg = gzerror(gz, &zerr);
+
+			if (zerr == Z_ERRNO)
+				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
+						strerror(errno ? errno : EIO));
+			else
+				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: not a valid gzip file (%s)",
+						path, gz_reason(msg, "corrupt data"));
+			break;
+		}
+		nul = memchr(data + n, '\0', (size_t)got);
 		if (nul) {
 			long line, col;
 
@@ -121,18 +171,19 @@ int remat_i_read_file(const char *path, char **buf, size_t *len,
 					"a NUL byte)", path, line, col);
 			break;
 		}
-		n += got;
+		n += (size_t)got;
 		if (got == 0) {
-			if (ferror(f)) {
-				int e = errno;
+			int zerr;
+			const char *msg = gzerror(gz, &zerr);
 
-				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: cannot read: %s", path,
-						strerror(e ? e : EIO));
-			}
+			/* A gzip stream cut short reads as an end with an error set. */
+			if (zerr != Z_OK && zerr != Z_STREAM_END)
+				rc = REMAT_FAIL(err, REMAT_EINPUT, "%s: not a valid gzip file (%s)",
+						path, gz_reason(msg, "truncated"));
 			break;
 		}
 	}
-	close_input(f, stdin_in);
+	gzclose(gz);
 	if (rc) {
 		free(data);
 		return rc;

@@ -1051,6 +1051,23 @@ int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_
 				*at = x;
 		}
 	}
+	if (rc == REMAT_OK) {
+		/*
+		 * The outputs are all resident after the last compute, which
+		 * held at least that much while it ran (a training graph's
+		 * parameter gradients: often more than any one node's needs).
+		 */
+		int64_t outs = 0;
+
+		for (i = 0; i < g->n; i++)
+			if (g->is_output[i])
+				outs += g->mem[i];
+		if (outs > *peak) {
+			*peak = outs;
+			if (at)
+				*at = -2;
+		}
+	}
 out:
 	free(cand);
 	cut_release(&c);

@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 RUN = re.compile(r"^(build/remat |bench/\S+\.(sh|py) |/usr/bin/python3 tests/judge/)")
-NEEDS_TORCH = ("resnet18.json", "mymodel.json", "gpt.json", "gpt.schedule.json")
+NEEDS_TORCH = ("resnet18.json", "mymodel.json", "gpt.json", "gpt.schedule.json", "llama7b.json.gz")
 
 
 def commands(readme):

@@ -24,7 +24,13 @@ autograd Function:
    (tests/judge/judge.py);
 5. a dropout mask (a random operator) is marked recompute: false;
 6. the command line (both module forms) exports a user model given as
-   FILE.py:FUNCTION, and a missing FILE.py is one line and exit 1.
+   FILE.py:FUNCTION, and a missing FILE.py is one line and exit 1;
+7. export --fake (the meta device) writes the graph the real export
+   writes (node ids, kinds, bytes, FLOPs, edges, outputs; not the
+   allocator-measured workspace), as .json.gz; a Llama-style decoder built
+   on the meta device gives the graph it gives on the CPU; --fake --measure
+   is refused; a convolutional model, whose backward torch 1.13's meta
+   device cannot run, is one line and exit 1.
 """
 import json
 import os
@@ -152,8 +158,10 @@ def cases():
 
 
 def key(t):
-    s = t.storage()
-    return (s.data_ptr(), s.nbytes()) if s.nbytes() else None
+    """The storage a tensor lives in, as the exporter names storages (the
+    storage object, which meta tensors have too, not its data pointer)."""
+    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return (s._cdata, s.nbytes()) if s.nbytes() else None
 
 
 def saved_tensors_of(fn):
@@ -315,6 +323,71 @@ def check_cli(tmp):
     return fails
 
 
+def graph_facts(path):
+    """What a fake export must reproduce: per node id, kind, mem, cost,
+    inputs; and the outputs (workspace is measured on the allocator, which
+    a fake export has not got)."""
+    from remat_torch import read_text
+    g = json.loads(read_text(path))
+    return [(n["id"], n["kind"], n["mem"], n.get("cost"), n.get("inputs"))
+            for n in g["nodes"]], g["outputs"]
+
+
+def check_fake(tmp):
+    """export --fake: the meta device, nothing allocated or run."""
+    fails = []
+    for model in ("tiny-gpt", "tiny-encoder"):
+        facts = []
+        for fake in (False, True):
+            out = os.path.join(tmp, "%s-%s.json.gz" % (model, "fake" if fake else "real"))
+            cmd = [PYTHON, "-m", "remat_torch", "export", model, "--batch", "2", "--joint", "-q",
+                   "-o", out] + (["--fake"] if fake else [])
+            p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            if p.returncode != 0:
+                fails.append("fake: %s: exit %d: %s" % (" ".join(cmd[3:]), p.returncode,
+                                                        p.stderr[-300:]))
+                break
+            facts.append(graph_facts(out))
+            if fake and os.path.exists(os.path.join(tmp, "%s-fake.pt" % model)):
+                fails.append("fake: %s wrote tensors" % model)
+        if len(facts) == 2 and facts[0] != facts[1]:
+            d = [(a, b) for a, b in zip(facts[0][0], facts[1][0]) if a != b]
+            fails.append("fake: %s: the fake graph differs from the real one: %s"
+                         % (model, d[:2] or "outputs"))
+    # A model built on the meta device (a Llama-style decoder with grouped-query
+    # attention, small): its graph is the graph of the same model on the CPU.
+    from remat_torch import export as EX, joint as JT
+
+    def tiny_llama(device):
+        torch.manual_seed(0)
+        return EX.Llama(vocab=50, seq=8, d=32, layers=2, heads=4, kv_heads=2, ffn=48,
+                        device=device)
+    idx = torch.randint(0, 50, (2, 8))
+    tgt = torch.randint(0, 50, (2, 8))
+    graphs = []
+    for dev in ("cpu", "meta"):
+        m = tiny_llama(dev)
+        i, t = idx.to(dev), tgt.to(dev)
+        J = JT.build_joint(m, (i,), lambda o, t=t: EX._ce(50)(o, t))
+        graphs.append([(n.id, n.kind, n.mem, n.cost, n.inputs) for n in J.nodes])
+        if dev == "meta" and any(p.device.type != "meta" for p in m.parameters()):
+            fails.append("fake: the meta model has parameters elsewhere")
+    if graphs[0] != graphs[1]:
+        fails.append("fake: a Llama built on the meta device exports another graph than on "
+                     "the CPU")
+    # --fake with --measure: refused, named; a model the meta device cannot
+    # run backward through (convolutions, torch 1.13): one line, exit 1.
+    p = subprocess.run([PYTHON, "-m", "remat_torch", "export", "tiny-gpt", "--fake", "--measure",
+                        "-o", os.devnull], cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 2 or "cannot be combined with --fake" not in p.stderr:
+        fails.append("fake: --fake --measure: exit %d, %r" % (p.returncode, p.stderr[-300:]))
+    p = subprocess.run([PYTHON, "-m", "remat_torch", "export", "resnet18", "--fake",
+                        "--batch", "2", "--input-shape", "3,32,32", "-o", os.devnull], cwd=ROOT,
+                       capture_output=True, text=True)
+    fails += one_line_error(p, "fake: resnet18 --fake")
+    return fails
+
+
 def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -326,12 +399,13 @@ def main():
             print("%s %s (%d saved tensors checked)" % ("ok  " if not fails else "FAIL", name, n))
             passed += not fails
             failed += bool(fails)
-        fails = check_cli(tmp)
-        for f in fails:
-            print("FAIL", f)
-        print("%s cli" % ("ok  " if not fails else "FAIL"))
-        passed += not fails
-        failed += bool(fails)
+        for name, fn in (("cli", check_cli), ("export --fake", check_fake)):
+            fails = fn(tmp)
+            for f in fails:
+                print("FAIL", f)
+            print("%s %s" % ("ok  " if not fails else "FAIL", name))
+            passed += not fails
+            failed += bool(fails)
     print("remat_torch export: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
