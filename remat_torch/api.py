@@ -387,7 +387,7 @@ def _figures(res):
 
 def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_target=None,
          remat=None, time_limit=None, measure=False, keep=None, progress=None, memory=None,
-         optimizer_state=0, meter=None):
+         optimizer_state=0, meter=None, fake=False):
     """Plan a training step of `model` with remat's `planner` and return a
     Step.  Say how much memory in one of two ways:
 
@@ -403,7 +403,9 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
 
     example_inputs: a tensor or tuple of tensors for model(*inputs);
     loss_fn(output, *targets) -> scalar, with example_target (a tensor or a
-    tuple, or None for loss_fn(output)) giving the targets.  keep: a folder
+    tuple, or None for loss_fn(output)) giving the targets.  fake: trace
+    on the meta device (nothing allocated or run while planning; see
+    joint.build_joint).  keep: a folder
     in which to leave the graph and schedule files (default: a temporary
     folder, removed).  meter: see Step.  Raises PlanError when no schedule
     fits; its message names what is fixed and the lowest memory (or budget)
@@ -423,7 +425,7 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
         optimizer_state = optimizer_state_bytes(optimizer_state)
     opt_bytes = parse_bytes(optimizer_state or 0, "optimizer_state")
     J = JT.build_joint(model, tuple(example_inputs), loss_fn, targets, measure=measure,
-                       progress=progress)
+                       progress=progress, fake=fake)
     mem = Memory(J.source, opt_bytes)
     specs = {nid: (tuple(t.shape), t.dtype, t.device)
              for nid, t in zip(J.inputs, list(example_inputs) + list(targets))}

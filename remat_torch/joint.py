@@ -216,6 +216,51 @@ def _dtype_name(t):
 
 # ------------------------------------------------------------- tracing
 
+# Models traced on the meta device (fake=True): id(model) -> (parameters,
+# buffers) as meta tensors of the same shapes, strides and dtypes; and the
+# device the graph's operators will run on (a trace makes no tensor
+# constant then: its value would be unknown).
+_TWINS = {}
+_DEVICE_FOR_META = [None]
+
+
+def model_tensors(model):
+    """({name: parameter}, {name: buffer}) the exporter reads: the model's,
+    or their meta twins while meta_twin(model) is active."""
+    t = _TWINS.get(id(model))
+    if t is not None:
+        return t
+    return dict(model.named_parameters()), dict(model.named_buffers())
+
+
+def _meta_like(t):
+    return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype,
+                               device="meta").requires_grad_(t.requires_grad)
+
+
+class meta_twin:
+    """While active, the exporter traces `model` on meta tensors: no
+    activation is allocated and no kernel runs (a model that does not fit
+    without a plan can be planned); the graph's operators are written for
+    `device`, where they will run."""
+
+    def __init__(self, model, device):
+        self.model, self.device = model, torch.device(device)
+
+    def __enter__(self):
+        pd = {n: _meta_like(p) for n, p in self.model.named_parameters()}
+        bd = {n: _meta_like(b) for n, b in self.model.named_buffers()}
+        _TWINS[id(self.model)] = (pd, bd)
+        self._saved = _DEVICE_FOR_META[0]
+        _DEVICE_FOR_META[0] = self.device
+        return self
+
+    def __exit__(self, *exc):
+        _TWINS.pop(id(self.model), None)
+        _DEVICE_FOR_META[0] = self._saved
+        return False
+
+
 def _graph_len_now():
     from torch.utils._python_dispatch import _get_current_dispatch_mode
     mode = _get_current_dispatch_mode()
@@ -272,8 +317,11 @@ def _stand_in(op):
 
         def below_autograd(*a, **k):
             # the meta device (export --fake) has no autograd fallthrough
-            guard = torch._C._AutoDispatchBelowAutograd()  # noqa: F841 (held to the return)
-            return stand_in(*a, **k)
+            guards = [torch._C._AutoDispatchBelowAutograd()]   # held for the call
+            try:
+                return stand_in(*a, **k)
+            finally:
+                guards.clear()
         _WHOLE_LIB.impl(name, below_autograd, "AutogradMeta")
         _STAND_INS[op] = stand_in
     return _STAND_INS[op]
@@ -343,8 +391,7 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     from functorch.experimental import functionalize
     from torch.nn.utils.stateless import functional_call
 
-    pdict = dict(model.named_parameters())
-    bdict = dict(model.named_buffers())
+    pdict, bdict = model_tensors(model)
     pnames = list(pdict)
     trained = [pdict[n].requires_grad for n in pnames]
     bnames = list(bdict)
@@ -545,10 +592,61 @@ class Joint:
         return [n.id for n in self.nodes if n.random]
 
 
-def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None):
+def _run_on(J, device):
+    """A graph traced on the meta device, written for `device`: every
+    operator argument naming the meta device (arange(..., device=...))
+    names device instead."""
+    want = {"device": str(torch.device(device))}
+
+    def fix(r):
+        if isinstance(r, list):
+            return [fix(a) for a in r]
+        if isinstance(r, dict):
+            if r == {"device": "meta"}:
+                return dict(want)
+            if "view" in r:
+                r = dict(r)
+                r["args"] = fix(r["args"])
+                if "kwargs" in r:
+                    r["kwargs"] = {k: fix(a) for k, a in r["kwargs"].items()}
+        return r
+    for n in J.nodes + J.epilogue:
+        for c in n.calls:
+            c["args"] = fix(c["args"])
+            c["kwargs"] = {k: fix(a) for k, a in c["kwargs"].items()}
+    J.source["fake"] = "traced on the meta device (no memory, no kernels); workspaces not " \
+                       "measured"
+    return J
+
+
+def _to_meta(ts):
+    return tuple(t.detach().to("meta").requires_grad_(t.requires_grad)
+                 if isinstance(t, torch.Tensor) else t for t in ts)
+
+
+def _device_of(model, tensors):
+    for t in list(tensors) + list(model.parameters()):
+        if isinstance(t, torch.Tensor):
+            return t.device
+    return torch.device("cpu")
+
+
+def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None, fake=False):
     """Trace the training step of `model` on `inputs` (loss_fn(output,
     *targets) -> scalar) and build its Joint (see the module docstring).
-    The model's parameters and buffers are not changed."""
+    The model's parameters and buffers are not changed.  fake: trace on
+    meta twins of the parameters, buffers and batch (meta_twin): nothing
+    allocated or run, no workspace measured; the graph is written for the
+    batch's device."""
+    if fake:
+        if measure:
+            raise JointError("measure times the operators on real tensors; it cannot be "
+                             "combined with fake")
+        dev = _device_of(model, list(inputs) + list(targets))
+        with meta_twin(model, dev):
+            J = build_joint(model, _to_meta(inputs), loss_fn, _to_meta(targets),
+                            progress=progress)
+        return _run_on(J, dev)
     say = progress or (lambda msg: None)
     inputs, targets = tuple(inputs), tuple(targets)
     check_batch(inputs, targets)
@@ -565,7 +663,7 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     return J
 
 
-def build_vjp(model, args, kwargs=None, measure=False, progress=None):
+def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False):
     """The joint graph of a module's forward and backward (wrap()): the
     model called as model(*args, **kwargs), its differentiable tensor
     outputs' gradients as nodes after every output (Joint.gouts), and the
@@ -575,8 +673,20 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None):
     global random state are not changed."""
     from torch.nn.utils.stateless import functional_call
     from torch.utils._pytree import tree_unflatten
-    say = progress or (lambda msg: None)
     kwargs = dict(kwargs or {})
+    if fake:
+        from torch.utils._pytree import tree_map
+        if measure:
+            raise JointError("measure times the operators on real tensors; it cannot be "
+                             "combined with fake")
+        dev = _device_of(model, tree_flatten((tuple(args), kwargs))[0])
+        meta = lambda t: _to_meta((t,))[0] if isinstance(t, torch.Tensor) else t  # noqa: E731
+        with meta_twin(model, dev):
+            J, layout = build_vjp(model, tree_map(meta, tuple(args)), tree_map(meta, kwargs),
+                                  progress=progress)
+        layout.grad_specs = [(sh, st, dt, dev) for sh, st, dt, _ in layout.grad_specs]
+        return _run_on(J, dev), layout
+    say = progress or (lambda msg: None)
     leaves, spec = tree_flatten((tuple(args), kwargs))
     pos = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
     xs = [leaves[i] for i in pos]
@@ -592,7 +702,7 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None):
     model.train()
     try:
         # The outputs (which, their layout), from one forward on copies.
-        pd, bd = dict(model.named_parameters()), dict(model.named_buffers())
+        pd, bd = model_tensors(model)
         state = {n: p.detach().clone().requires_grad_(p.requires_grad) for n, p in pd.items()}
         state.update({n: b.detach().clone() for n, b in bd.items()})
         for names in (tensor_aliases(model, "_parameters"), tensor_aliases(model, "_buffers")):
@@ -663,8 +773,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     J = Joint()
     vjp = n_outs is not None
     gout_nodes = []
-    pdict = dict(model.named_parameters())
-    bdict = dict(model.named_buffers())
+    pdict, bdict = model_tensors(model)
     J.params = [(n, list(pdict[n].shape), _dtype_name(pdict[n])) for n in pnames]
     J.buffers = [(n, list(bdict[n].shape), _dtype_name(bdict[n])) for n in bnames]
     np_, nb = len(pnames), len(bnames)
@@ -766,6 +875,10 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                     ref[fx] = {"node": owner[st[0]]} if st[0] in owner else \
                         ({"param": ext[st[0]]} if ext[st[0]] in pdict else {"buffer": ext[st[0]]})
                     continue
+                if _DEVICE_FOR_META[0] is not None and t.device.type == "meta":
+                    raise JointError("the model makes a tensor constant (%s, shape %s) while it "
+                                     "runs; a trace on the meta device cannot know its value "
+                                     "(trace without fake)" % (fx.target, list(t.shape)))
                 nid = "const%d" % n_const
                 n_const += 1
                 J.add(JNode(nid, "input", [], "tensor constant of the trace"))
@@ -1289,8 +1402,7 @@ class Binding:
 
 def bind_model(J, model, inputs, targets=(), clone_buffers=False):
     """Bind the program to a model's parameters and buffers and a batch."""
-    pd = dict(model.named_parameters())
-    bd = dict(model.named_buffers())
+    pd, bd = model_tensors(model)
     missing = [n for n, _, _ in J.params if n not in pd] + [n for n, _, _ in J.buffers
                                                            if n not in bd]
     if missing:

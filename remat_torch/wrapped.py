@@ -205,8 +205,9 @@ class Wrapped(torch.nn.Module if torch is not None else object):
 
     def __init__(self, module, budget=None, memory=None, planner="auto", time_limit=None,
                  optimizer_state=0, remat=None, cache=True, notice=True, extra=(),
-                 interpret=False):
+                 interpret=False, fake=False):
         super().__init__()
+        self.fake = fake
         # interpret: run schedules with the executor (measures memory as it
         # goes: .last gets measured_peak) instead of the compiled program
         self.interpret = interpret
@@ -310,7 +311,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
 
     def _plan(self, args, kwargs, sig):
         t0 = time.perf_counter()
-        J, layout = JT.build_vjp(self.module, args, kwargs)
+        J, layout = JT.build_vjp(self.module, args, kwargs, fake=self.fake)
         name = type(self.module).__name__
         mem = A.Memory(J.source, self.optimizer_bytes)
         budget = A.plan_budget(mem, self.budget, self.device_bytes)
@@ -386,7 +387,7 @@ def _describe(name, args, kwargs, pl):
 
 def wrap(model, example_inputs=None, budget=None, planner="auto", time_limit=None,
          example_kwargs=None, memory=None, optimizer_state=0, remat=None, cache=True,
-         notice=True, extra=(), interpret=False):
+         notice=True, extra=(), interpret=False, fake=False):
     """An nn.Module that runs `model` with a remat plan (the module
     docstring).  budget: what the plan may hold (bytes, "4GiB", "60%" of the
     no-remat peak, "lowest"; default "100%"); or memory: the device memory
@@ -397,12 +398,16 @@ def wrap(model, example_inputs=None, budget=None, planner="auto", time_limit=Non
     signature is planned (or a callable taking that line).  extra: more
     arguments for `remat plan`.  interpret: run the schedule with the
     executor, which measures memory as it goes (.last.measured_peak),
-    instead of the compiled program (faster)."""
+    instead of the compiled program (faster).  fake: trace on the meta
+    device (export --fake): planning allocates nothing and runs no kernel,
+    so a model that does not fit without a plan can be planned; operators'
+    temporaries are then not measured, and torch 1.13 cannot trace a
+    convolution's backward there."""
     if torch is None:
         from remat_torch import no_torch_message
         raise ImportError(no_torch_message())
     m = Wrapped(model, budget, memory, planner, time_limit, optimizer_state, remat, cache,
-                notice, extra, interpret)
+                notice, extra, interpret, fake)
     if example_inputs is not None:
         if isinstance(example_inputs, torch.Tensor):
             example_inputs = (example_inputs,)

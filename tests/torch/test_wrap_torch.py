@@ -29,7 +29,9 @@ and every budget here makes the plan recompute.
 10. the allocator's peak over the usual loop (the CPU profiler's memory
    events): within 2% of the simulated peak at 100% and 60%; at 100% no
    more than eager's but the output's gradient, which autograd holds
-   through a Function's backward; at 60% at most 0.7 of eager's.
+   through a Function's backward; at 60% at most 0.7 of eager's;
+11. fake=True (traced on the meta device): the graph of the real trace
+   (workspaces aside), and eager's outputs and gradients.
 """
 import copy
 import os
@@ -418,6 +420,34 @@ def check_memory():
     return fails
 
 
+def check_fake():
+    """fake=True plans from a trace on the meta device: the same graph (but
+    the allocator-measured workspaces) and the same schedule's values."""
+    fails = []
+    torch.manual_seed(11)
+    m = TiedLM()
+    e = copy.deepcopy(m)
+    idx, y = torch.randint(0, 40, (4, 9)), torch.randint(0, 40, (4, 9))
+    w = wrap(m, idx, budget="85%", fake=True)
+    real = wrap(copy.deepcopy(m), idx, budget="85%")
+    Jf, Jr = next(iter(w.plans.values())).J, next(iter(real.plans.values())).J
+    key = [(n.id, n.kind, n.mem, n.cost, n.inputs, n.calls) for n in Jr.nodes]
+    if [(n.id, n.kind, n.mem, n.cost, n.inputs, n.calls) for n in Jf.nodes] != key:
+        fails.append("the fake trace's graph differs from the real one")
+    if any(p.device.type != "cpu" for p in m.parameters()):
+        fails.append("the model's parameters moved")
+    for it in range(2):
+        torch.manual_seed(it)
+        o1 = w(idx)
+        torch.manual_seed(it)
+        o2 = e(idx)
+        same("fake-planned output", o1, o2, fails)
+        ce(o1.flatten(0, 1), y.flatten()).backward()
+        ce(o2.flatten(0, 1), y.flatten()).backward()
+    same_grads(m, e, fails, "fake-planned")
+    return fails
+
+
 def main():
     return run_checks("torch/wrap", [
         ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
@@ -433,6 +463,7 @@ def main():
         ("the compiled schedule against the executor", check_compiled_vs_executor),
         ("the allocator's peak: the plan's; at 100% eager's and the output gradient",
          check_memory),
+        ("fake=True: planned from the meta device, run for real", check_fake),
     ])
 
 
