@@ -97,7 +97,9 @@ def memory_events(prof, device_type="cpu"):
             continue
         dt = str(e.device_type()).split(".")[-1].lower()
         if dt == want:
-            out.append((e.start_us(), e.nbytes()))
+            # start_us() in torch 1.13, start_ns() from 2.x
+            t = e.start_ns() / 1000 if hasattr(e, "start_ns") else e.start_us()
+            out.append((t, e.nbytes()))
     out.sort(key=lambda x: x[0])  # stable: ties keep the recorded order
     return out
 
@@ -113,6 +115,8 @@ class AllocatorMeter:
         self._prof = self._quiet = None
 
     def __enter__(self):
+        if self.device.type == "meta":      # nothing is allocated there
+            return self
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -125,6 +129,9 @@ class AllocatorMeter:
         return self
 
     def __exit__(self, *exc):
+        if self.device.type == "meta":
+            self.peak = self.end = 0
+            return False
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
             self.peak = torch.cuda.max_memory_allocated(self.device) - self._base
