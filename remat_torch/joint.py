@@ -445,7 +445,15 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
 
     P, B = fresh()
     with torch.random.fork_rng(devices=_devices_of(P + X)), _KeepWhole():
-        gm1 = make_fx(step)(P, B, X, T)
+        try:
+            gm1 = make_fx(step)(P, B, X, T)
+        except RuntimeError as e:
+            if "tracing tensor" not in str(e):
+                raise
+            raise JointError("the model reads a tensor's value while it runs (.item(), "
+                             "bool(), an if on a tensor: data-dependent control flow), so "
+                             "one trace cannot stand for every batch; keep that part outside "
+                             "what is planned") from None
     nodes1 = list(gm1.graph.nodes)
     first_bw = nodes1[mark["n"]].name if mark.get("n") is not None and mark["n"] < len(nodes1) \
         else None
