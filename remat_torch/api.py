@@ -337,14 +337,11 @@ class Step:
         gets its figures, not its tensors."""
         if self.graph.random_nodes and seed is None:
             seed = int(torch.randint(0, 2 ** 62, ()).item())
-        was_training = self.model.training
-        self.model.train()
-        try:
+        with JT.modes_kept(self.model):
+            self.model.train()
             b = self._bind(inputs, targets)
             res = execute(self.graph, b, self.steps, seed=seed or 0, plan=self.plan,
                           meter=self.meter if meter is None else meter)
-        finally:
-            self.model.train(was_training)
         res.seed = seed or 0
         self.last = _figures(res)
         return res

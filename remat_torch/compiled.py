@@ -23,7 +23,7 @@ and against eager PyTorch.
 import math
 
 from remat_torch.joint import (GRAD_OUTPUT_OP, JointError, decode_const, read_mutated,
-                               resolve_op, seed_of, written_args, _devices_of)
+                               ref_nodes, resolve_op, seed_of, written_args, _devices_of)
 
 try:
     import torch
@@ -96,6 +96,11 @@ class Program:
             if op == "compute":
                 for w in J.byid[u].inputs:
                     last[w] = i
+        # what the last segment returns is read at its end
+        for r in [J.loss] + list(J.grads) + list(J.input_grads):
+            if r is not None:
+                for w in ref_nodes(r, []):
+                    last[w] = len(steps)
         # Only what the schedule computes once and never frees (vjp graphs
         # mark outputs and output gradients "recompute": false).
         seen, freed = set(), set()

@@ -523,11 +523,34 @@ def _where_held(model, t):
 
 
 def _devices_of(ts):
+    """The CUDA devices (indices) of the tensors in ts, and of the devices
+    named there (a factory operator, rand(..., device="cuda"), has only
+    that): whose generators a random operator may draw from."""
     ds = []
     for t in ts:
-        if isinstance(t, torch.Tensor) and t.is_cuda and t.device.index not in ds:
-            ds.append(t.device.index)
+        d = t.device if isinstance(t, torch.Tensor) else t if isinstance(t, torch.device) \
+            else None
+        if d is not None and d.type == "cuda":
+            i = d.index if d.index is not None else torch.cuda.current_device()
+            if i not in ds:
+                ds.append(i)
     return ds
+
+
+class modes_kept:
+    """Every submodule's train/eval flag restored on exit (model.train(b)
+    would set them all alike, undoing a user's eval() on a submodule)."""
+
+    def __init__(self, model):
+        self.flags = [(m, m.training) for m in model.modules()]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for m, t in self.flags:
+            m.training = t
+        return False
 
 
 # --------------------------------------------------------------- the IR
@@ -650,6 +673,9 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
         if measure:
             raise JointError("measure times the operators on real tensors; it cannot be "
                              "combined with fake")
+        if any(autocast_state()[i] for i in (0, 2)):
+            raise JointError("fake: autocast makes no casts on the meta device, so the trace "
+                             "would miss them; plan under autocast without fake")
         dev = _device_of(model, list(inputs) + list(targets))
         with meta_twin(model, dev):
             J = build_joint(model, _to_meta(inputs), loss_fn, _to_meta(targets),
@@ -658,16 +684,13 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     say = progress or (lambda msg: None)
     inputs, targets = tuple(inputs), tuple(targets)
     check_batch(inputs, targets)
-    was_training = model.training
-    model.train()
-    try:
+    with modes_kept(model):
+        model.train()
         say("tracing one training step (make_fx, then functionalization)")
         gm, boundary, pnames, bnames = trace_fx(model, inputs, loss_fn, targets)
         say("building the graph from %d FX nodes" % len(gm.graph.nodes))
         J = _from_fx(gm, boundary, model, inputs, targets, pnames, bnames)
         _finish(J, model, inputs, targets, measure, say)
-    finally:
-        model.train(was_training)
     return J
 
 
@@ -687,6 +710,9 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
         if measure:
             raise JointError("measure times the operators on real tensors; it cannot be "
                              "combined with fake")
+        if any(autocast_state()[i] for i in (0, 2)):
+            raise JointError("fake: autocast makes no casts on the meta device, so the trace "
+                             "would miss them; plan under autocast without fake")
         dev = _device_of(model, tree_flatten((tuple(args), kwargs))[0])
         meta = lambda t: _to_meta((t,))[0] if isinstance(t, torch.Tensor) else t  # noqa: E731
         with meta_twin(model, dev):
@@ -706,9 +732,10 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
             ls[i] = t
         return tree_unflatten(ls, spec)
 
-    was_training = model.training
-    model.train()
-    try:
+    # The module is traced in the modes it is in (a submodule the user put
+    # in eval mode, a frozen batch norm, stays so): wrap() plans only when
+    # the module itself is training.
+    with modes_kept(model):
         # The outputs (which, their layout), from one forward on copies.
         pd, bd = model_tensors(model)
         state = {n: p.detach().clone().requires_grad_(p.requires_grad) for n, p in pd.items()}
@@ -732,8 +759,6 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
         X = [x.detach().requires_grad_(g) for x, g in zip(xs, in_grad)]
         J = _from_fx(gm, boundary, model, X, gouts, pnames, bnames, n_outs=layout.n_tensors)
         _finish(J, model, X, gouts, measure, say)
-    finally:
-        model.train(was_training)
     return J, layout
 
 
@@ -1262,6 +1287,17 @@ def _finish(J, model, inputs, targets, measure, say):
             ext_only.add(n.id)
     epi_roots = [s for s in J.side_effects if s in ext_only]
     J.side_effects = [s for s in J.side_effects if s not in ext_only]
+    # A vjp graph: the forward's updates of buffers (an EMA's copy_) happen
+    # when the module is called, as in eager, so before the backward begins.
+    if J.gouts:
+        after_grads = set(J.gouts)       # what the output gradients reach
+        for n in J.nodes:
+            if any(i in after_grads for i in n.inputs):
+                after_grads.add(n.id)
+        fwd_effects = [x for x in J.side_effects if x not in after_grads]
+        for g in J.gouts:
+            gn = J.byid[g]
+            gn.inputs = gn.inputs + [x for x in fwd_effects if x not in gn.inputs]
 
     def closure(roots):
         seen, stack = set(), list(roots)

@@ -138,10 +138,37 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                     live, outs = pl.program.segments[0](call.params, call.buffers, X, None, None,
                                                         rng)
                 state = (live, rng)
+        # The returned tensors get this Function as their grad_fn: what the
+        # backward keeps must not be those objects (ctx -> them -> grad_fn ->
+        # ctx would keep a forward that is never backpropagated alive until
+        # the garbage collector runs), but aliases sharing their storage and
+        # version counter, whose versions are checked in the backward (an
+        # output or input changed in place meanwhile: an error, as in eager).
+        outs = list(outs)
+        alias = {id(o): o.detach() for o in outs}
+        if call.interpret:
+            env = state.R.env
+            for k, v in list(env.items()):
+                if id(v) in alias:
+                    env[k] = alias[id(v)]
+        else:
+            live = state[0]
+            for i, v in enumerate(live):
+                if id(v) in alias:
+                    live[i] = alias[id(v)]
+        ctx.versions = [(t, t._version) for t in list(alias.values()) + X]
         ctx.state, ctx.call = state, call
         ctx.in_grad = [x.requires_grad for x in xs]
         ctx.set_materialize_grads(False)
+        # An output returned twice (h, h.detach() is one node of the graph)
+        # must be two tensors for autograd: the repeat is a view (or, not
+        # differentiable, a detached alias).
         diff = set(pl.layout.diff)
+        seen = set()
+        for k, o in enumerate(outs):
+            if id(o) in seen:
+                outs[k] = o.view_as(o) if k in diff else o.detach()
+            seen.add(id(outs[k]))
         nd = [o for k, o in enumerate(outs) if k not in diff]
         if nd:
             ctx.mark_non_differentiable(*nd)
@@ -151,11 +178,23 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
     def backward(ctx, *grads):
         state, call = ctx.state, ctx.call
         pl = call.pl
+        if torch.is_grad_enabled():
+            # create_graph=True (a gradient penalty): the schedule's backward
+            # runs without recording, so its gradients would carry no
+            # history and a penalty would silently add nothing.
+            raise RuntimeError("remat_torch: a gradient of a gradient (create_graph=True) "
+                               "cannot go through a wrapped module; compute that part "
+                               "with the model itself")
         if state is None:
             raise RuntimeError("remat_torch: a wrapped module's backward ran twice for one "
                                "forward (retain_graph=True is not supported: the schedule "
                                "frees what it has used)")
-        ctx.state = None
+        for t, v in ctx.versions:
+            if t._version != v:
+                raise RuntimeError("remat_torch: an output or input of a wrapped module was "
+                                   "modified by an inplace operation after its forward (version "
+                                   "%d, expected %d); its gradient would be wrong" % (t._version, v))
+        ctx.state = ctx.versions = None
         G = [_grad_in_layout(grads[k], spec)
              for k, spec in zip(pl.layout.diff, pl.layout.grad_specs)]
         del grads

@@ -31,7 +31,13 @@ and every budget here makes the plan recompute.
    more than eager's but the output's gradient, which autograd holds
    through a Function's backward; at 60% at most 0.7 of eager's;
 11. fake=True (traced on the meta device): the graph of the real trace
-   (workspaces aside), and eager's outputs and gradients.
+   (workspaces aside), and eager's outputs and gradients;
+12. as eager: submodules in eval mode stay so; a buffer updated in place
+   in the forward (an EMA) is updated when the module is called; a
+   parameter added to the output and an output returned twice get eager's
+   gradients; an output changed in place before the backward, a gradient
+   of a gradient and fake tracing under autocast are refused by name; a
+   forward never backpropagated is freed without the garbage collector.
 """
 import copy
 import os
@@ -448,6 +454,107 @@ def check_fake():
     return fails
 
 
+class EMANet(nn.Module):
+    """Updates a buffer in place from an activation (an exponential moving
+    average) and adds a parameter straight to its output."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(8, 8), nn.Linear(8, 8)
+        self.b = nn.Parameter(torch.randn(16, 8))
+        self.register_buffer("avg", torch.zeros(8))
+
+    def forward(self, x):
+        h = torch.tanh(self.l1(x))
+        with torch.no_grad():
+            self.avg.mul_(0.9).add_(0.1 * h.mean(0))
+        y = self.l2(h) + self.b
+        return y, y.detach()
+
+
+def check_as_eager_would():
+    """What eager does, or refuses, the wrapped module does or refuses
+    (each found by review and fixed)."""
+    import gc
+    fails = []
+    # A submodule the user put in eval mode stays so, and runs so.
+    torch.manual_seed(12)
+    m = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.Dropout(0.5), nn.Linear(8, 3))
+    m[1].eval()
+    m[2].eval()
+    e = copy.deepcopy(m)
+    x = torch.randn(16, 8)
+    w = wrap(m, (x,))
+    if m[1].training or m[2].training:
+        fails.append("planning put submodules the user set to eval in train mode")
+    o1, o2 = w(x), e(x)
+    same("output with eval'd submodules", o1, o2, fails)
+    o1.sum().backward()
+    o2.sum().backward()
+    same_grads(m, e, fails, "eval'd submodules")
+    same("running_mean of an eval'd batch norm", m[1].running_mean, e[1].running_mean, fails)
+    # A buffer updated in place in the forward (updated when the module is
+    # called, twice for two calls before one backward), a parameter added to
+    # the output (its gradient is an output gradient), an output returned
+    # twice (y, y.detach()).
+    torch.manual_seed(13)
+    m = EMANet()
+    e = copy.deepcopy(m)
+    x1, x2 = torch.randn(16, 8), torch.randn(16, 8)
+    w = wrap(m, (x1,))
+    a1, d1 = w(x1)
+    if torch.equal(m.avg, torch.zeros(8)):
+        fails.append("the buffer's in-place update did not run with the forward")
+    a2, d2 = w(x2)
+    b1, _ = e(x1)
+    b2, _ = e(x2)
+    if not a1.requires_grad or d1.requires_grad:
+        fails.append("an output returned twice: requires_grad %s and %s (want True, False)"
+                     % (a1.requires_grad, d1.requires_grad))
+    (a1.sum() + a2.square().sum()).backward()
+    (b1.sum() + b2.square().sum()).backward()
+    same("a buffer updated in two forwards", m.avg, e.avg, fails)
+    same_grads(m, e, fails, "EMANet")
+    # Refused with a message, as eager refuses or would be wrong otherwise:
+    # an output changed in place before the backward; a gradient of a
+    # gradient; fake tracing under autocast.
+    o = w(x1)[0]
+    o.mul_(2)
+    try:
+        o.sum().backward()
+        fails.append("an output modified in place was backpropagated without an error")
+    except RuntimeError as err:
+        if "modified by an inplace operation" not in str(err):
+            fails.append("in-place: %s" % err)
+    xr = torch.randn(16, 8, requires_grad=True)
+    try:
+        g, = torch.autograd.grad(w(xr)[0].sum(), xr, create_graph=True)
+        fails.append("create_graph=True through the wrapped module was accepted")
+    except RuntimeError as err:
+        if "create_graph=True" not in str(err):
+            fails.append("create_graph: %s" % err)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        try:
+            wrap(copy.deepcopy(e), fake=True)(x1)
+            fails.append("fake=True under autocast was accepted")
+        except Exception as err:
+            if "autocast" not in str(err):
+                fails.append("fake under autocast: %s" % err)
+    # A forward that is never backpropagated is freed at once, without
+    # the garbage collector (no reference cycle through the Function).
+    gc.collect()
+    gc.disable()
+    try:
+        import weakref
+        refs = [weakref.ref(t) for t in w(x1)]
+        alive = sum(r() is not None for r in refs)
+    finally:
+        gc.enable()
+    if alive:
+        fails.append("%d outputs of a forward nobody backpropagates outlive it" % alive)
+    return fails
+
+
 def main():
     return run_checks("torch/wrap", [
         ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
@@ -464,6 +571,9 @@ def main():
         ("the allocator's peak: the plan's; at 100% eager's and the output gradient",
          check_memory),
         ("fake=True: planned from the meta device, run for real", check_fake),
+        ("what eager does or refuses: eval'd submodules, in-place buffer updates, "
+         "repeated outputs, in-place changes, create_graph, no reference cycle",
+         check_as_eager_would),
     ])
 
 
