@@ -41,7 +41,7 @@ import time
 from remat_torch import api as A, storage_nbytes, write_text
 from remat_torch import joint as JT
 from remat_torch.compiled import Program, Rng
-from remat_torch.executor import Execution, check_schedule, parse_schedule
+from remat_torch.executor import Execution, Result, check_schedule, parse_schedule
 
 try:
     import torch
@@ -95,7 +95,6 @@ class Planned:
                    if J.byid[nid].kind != "input"] + list(J.gouts)
         self.program = Program(J, self.plan, cuts=[self.split], epilogue_at=0, outs_at=0,
                                release=release)
-        from remat_torch.executor import Result
         # what a compiled run reports (.last): the plan's figures, nothing measured
         self.figures = Result(simulated_peak=self.plan.peak, held_peak=self.plan.held_peak,
                               cost=self.plan.cost, computes=self.plan.computes,
