@@ -101,14 +101,19 @@ def storage_key(t):
     is the storage object's address (_cdata), not its data pointer: tensors
     on the meta device (an export that allocates nothing) all have data
     pointer 0, but each storage is an object of its own."""
-    s = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    s = _storage_of(t)
     n = s.nbytes()
     if n == 0:
         return None
     return s._cdata, n
 
 
+def _storage_of(t):
+    """A tensor's storage: untyped_storage() where torch has it (storage()
+    is deprecated from torch 2.0 and warns on every call)."""
+    return t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+
+
 def storage_nbytes(t):
-    """The bytes of a tensor's storage (untyped_storage() where torch has
-    it: storage() is deprecated from torch 2.0 and warns on every call)."""
-    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).nbytes()
+    """The bytes of a tensor's storage."""
+    return _storage_of(t).nbytes()

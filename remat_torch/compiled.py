@@ -16,47 +16,19 @@ does what the executor's Runner does, decided once here instead of at
 every step: a write into a parameter or buffer goes to the real tensor on
 the node's first computation and to a scratch copy on later ones; a buffer
 something reads without writing is snapshotted just before its first
-write; random nodes draw through `rng` (Runner's "global" or "seeded"
+write; random nodes draw through `rng` (a joint.Rng: "global" or "seeded"
 policy).  tests/torch/test_wrap_torch.py checks it against the executor
 and against eager PyTorch.
 """
 import math
 
 from remat_torch.joint import (GRAD_OUTPUT_OP, JointError, decode_const, read_mutated,
-                               ref_nodes, resolve_op, seed_of, written_args, _devices_of)
+                               ref_nodes, resolve_op, written_args)
 
 try:
     import torch
-    from torch.utils._pytree import tree_flatten
 except ImportError:
-    torch = tree_flatten = None
-
-
-class Rng:
-    """How random nodes draw: "global" (the first computation draws from
-    PyTorch's generator, as eager does; a recomputation replays the state
-    it saw) or "seeded" (every computation under seed_of(seed, index))."""
-
-    def __init__(self, mode="global", seed=0, index=None):
-        self.mode, self.seed, self.index = mode, seed, index or {}
-        self.states = {}
-
-    def __call__(self, key, op, args, kwargs):
-        devs = _devices_of(tree_flatten((args, kwargs))[0])
-        if self.mode == "seeded":
-            with torch.random.fork_rng(devices=devs):
-                torch.manual_seed(seed_of(self.seed, self.index[key[0]]))
-                return op(*args, **kwargs)
-        st = self.states.get(key)
-        if st is None:
-            self.states[key] = (torch.get_rng_state(),
-                                [torch.cuda.get_rng_state(d) for d in devs])
-            return op(*args, **kwargs)
-        with torch.random.fork_rng(devices=devs):
-            torch.set_rng_state(st[0])
-            for d, s in zip(devs, st[1]):
-                torch.cuda.set_rng_state(s, d)
-            return op(*args, **kwargs)
+    torch = None
 
 
 def _literal(x):

@@ -650,6 +650,16 @@ def _run_on(J, device):
     return J
 
 
+def _refuse_fake(measure):
+    """What a trace on the meta device cannot do, refused by name."""
+    if measure:
+        raise JointError("measure times the operators on real tensors; it cannot be "
+                         "combined with fake")
+    if any(autocast_state()[i] for i in (0, 2)):
+        raise JointError("fake: autocast makes no casts on the meta device, so the trace "
+                         "would miss them; plan under autocast without fake")
+
+
 def _to_meta(ts):
     return tuple(t.detach().to("meta").requires_grad_(t.requires_grad)
                  if isinstance(t, torch.Tensor) else t for t in ts)
@@ -670,12 +680,7 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     allocated or run, no workspace measured; the graph is written for the
     batch's device."""
     if fake:
-        if measure:
-            raise JointError("measure times the operators on real tensors; it cannot be "
-                             "combined with fake")
-        if any(autocast_state()[i] for i in (0, 2)):
-            raise JointError("fake: autocast makes no casts on the meta device, so the trace "
-                             "would miss them; plan under autocast without fake")
+        _refuse_fake(measure)
         dev = _device_of(model, list(inputs) + list(targets))
         with meta_twin(model, dev):
             J = build_joint(model, _to_meta(inputs), loss_fn, _to_meta(targets),
@@ -707,12 +712,7 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
     kwargs = dict(kwargs or {})
     if fake:
         from torch.utils._pytree import tree_map
-        if measure:
-            raise JointError("measure times the operators on real tensors; it cannot be "
-                             "combined with fake")
-        if any(autocast_state()[i] for i in (0, 2)):
-            raise JointError("fake: autocast makes no casts on the meta device, so the trace "
-                             "would miss them; plan under autocast without fake")
+        _refuse_fake(measure)
         dev = _device_of(model, tree_flatten((tuple(args), kwargs))[0])
         meta = lambda t: _to_meta((t,))[0] if isinstance(t, torch.Tensor) else t  # noqa: E731
         with meta_twin(model, dev):
@@ -1477,6 +1477,36 @@ def seed_of(base, index):
     return (base * 1000003 + index * 7919 + 17) % (2 ** 63 - 1)
 
 
+class Rng:
+    """How random nodes draw, for the executor and compiled programs alike:
+    "seeded" (every computation under seed_of(seed, the node's index)) or
+    "global" (the first computation draws from PyTorch's generator, as
+    eager does: the same draws when the schedule first computes the random
+    nodes in the trace's order; a recomputation replays the generator
+    state it saw).  Called with key (node id, call number)."""
+
+    def __init__(self, mode="global", seed=0, index=None):
+        self.mode, self.seed, self.index = mode, seed, index or {}
+        self.states = {}
+
+    def __call__(self, key, op, args, kwargs):
+        devs = _devices_of(tree_flatten((args, kwargs))[0])
+        if self.mode == "seeded":
+            with torch.random.fork_rng(devices=devs):
+                torch.manual_seed(seed_of(self.seed, self.index[key[0]]))
+                return op(*args, **kwargs)
+        st = self.states.get(key)
+        if st is None:
+            self.states[key] = (torch.get_rng_state(),
+                                [torch.cuda.get_rng_state(d) for d in devs])
+            return op(*args, **kwargs)
+        with torch.random.fork_rng(devices=devs):
+            torch.set_rng_state(st[0])
+            for d, s in zip(devs, st[1]):
+                torch.cuda.set_rng_state(s, d)
+            return op(*args, **kwargs)
+
+
 # Arguments an operator does not read in the mode the step runs it in:
 # batch norm's backward in training uses the saved batch statistics, not
 # the running ones (which the forward has updated by then).
@@ -1541,15 +1571,9 @@ class Runner:
 
     def __init__(self, J, binding, seed, flops=False, rng="seeded"):
         self.J, self.b, self.seed = J, binding, seed
-        # "seeded": every random node runs under seed_of(seed, its index);
-        # "global": its first computation in the step draws from the global
-        # generator, as eager PyTorch does (same draws when the schedule
-        # first computes the random nodes in the trace's order), and a
-        # recomputation replays the generator state it saw.
-        self.rng_global = rng == "global"
-        self.rng_states = {}
         self.env = {}
         self.index = {n.id: i for i, n in enumerate(J.nodes + J.epilogue)}
+        self.rng = Rng(rng, seed, self.index)     # "seeded" or "global": see Rng
         self.ran = set()
         self.first = True
         self.ops = {}
@@ -1625,12 +1649,8 @@ class Runner:
             args = [self.value(a, prev, n.id, written=(i in wi)) for i, a in enumerate(c["args"])]
             kwargs = {k: self.value(a, prev, n.id, written=(k in wn))
                       for k, a in c["kwargs"].items()}
-            if n.random and self.rng_global:
-                out = self._call_global(n.id, len(prev), o, args, kwargs)
-            elif n.random:
-                with torch.random.fork_rng(devices=_devices_of(tree_flatten(args)[0])):
-                    torch.manual_seed(seed_of(self.seed, self.index[n.id]))
-                    out = o(*args, **kwargs)
+            if n.random:
+                out = self.rng((n.id, len(prev)), o, args, kwargs)
             else:
                 out = o(*args, **kwargs)
             if self.flops is not None:
@@ -1639,20 +1659,6 @@ class Runner:
             prev.append(out)
         self.ran.add(n.id)
         return prev[-1]
-
-    def _call_global(self, nid, k, o, args, kwargs):
-        devs = _devices_of(tree_flatten(args)[0])
-        key = (nid, k)
-        st = self.rng_states.get(key)
-        if st is None:
-            self.rng_states[key] = (torch.get_rng_state(),
-                                    [torch.cuda.get_rng_state(d) for d in devs])
-            return o(*args, **kwargs)
-        with torch.random.fork_rng(devices=devs):
-            torch.set_rng_state(st[0])
-            for d, s in zip(devs, st[1]):
-                torch.cuda.set_rng_state(s, d)
-            return o(*args, **kwargs)
 
     def run_epilogue(self):
         """The buffer updates computed from parameters and buffers alone,

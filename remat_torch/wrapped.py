@@ -40,7 +40,7 @@ import time
 
 from remat_torch import api as A, storage_nbytes, write_text
 from remat_torch import joint as JT
-from remat_torch.compiled import Program, Rng
+from remat_torch.compiled import Program
 from remat_torch.executor import Execution, Result, check_schedule, parse_schedule
 
 try:
@@ -132,7 +132,7 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                     outs = ex.R.outputs()
                 state = ex
             else:
-                rng = Rng("global")
+                rng = JT.Rng("global")
                 with torch.no_grad():
                     live, outs = pl.program.segments[0](call.params, call.buffers, X, None, None,
                                                         rng)
