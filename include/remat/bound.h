@@ -53,6 +53,26 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 		    struct remat_error *err);
 
 /*
+ * The window bound: the cut taken at several moments.  Nodes x1, ...,
+ * xk, each an ancestor of the next, first run in that order in every
+ * schedule; between two of them (a window) what runs is resident at the
+ * first or computed in the window, and what the first depends on and is
+ * computed there is computed again.  Windows do not overlap, so their
+ * least recomputations add up (the last window is xk's cut).  Stronger
+ * than the cut where a schedule must recompute in more than one stretch
+ * (a U-Net's levels, each recomputing the next).  Bounded through the
+ * Lagrangian dual as the cut is (no whole knapsacks, so it may prove
+ * less than remat_bound_cut where one moment decides); looks at chains of
+ * the nodes whose own cut proves most until max_seconds (0: no cap).
+ * *status and *bound as remat_bound_cut; moments[0..max_moments) (may be
+ * NULL) gets the chain that proved it, *n_moments its length (0 when the
+ * bound is the least cost).  Returns REMAT_OK or an error.
+ */
+int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_seconds,
+		       double *bound, enum remat_bound_status *status, int32_t *moments,
+		       int32_t max_moments, int32_t *n_moments, struct remat_error *err);
+
+/*
  * The same cut as a bound on the peak: the largest, over the nodes x
  * tried, of the least memory any schedule holds while x first runs (what
  * the rest reads from x's side and cannot be recomputed from what stays,

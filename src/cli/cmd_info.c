@@ -14,6 +14,10 @@
 #define INFO_PEAK_SECONDS 2
 /* The cut bound at --budget: never more than this many seconds. */
 #define INFO_CUT_SECONDS 5
+/* The window bound at --budget: never more than this many seconds. */
+#define INFO_WINDOW_SECONDS 5
+/* Moments of the window bound's chain shown. */
+#define INFO_MOMENTS 64
 /* The best order's peak: never more than this many seconds of search. */
 #define INFO_ORDER_SECONDS 2
 /*
@@ -41,12 +45,14 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1, peak_at = -1;
 	int64_t cut_peak = -1;
-	double cut_bound = NAN;
+	double cut_bound = NAN, win_bound = NAN, lp_time = 0, cut_time = 0, win_time = 0;
+	enum remat_bound_status win_status = REMAT_BOUND_NOT_TRIED;
+	int32_t moments[INFO_MOMENTS], n_moments = 0, i;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_bounds = 0, lp_seconds;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
-			   "relaxation of the checkmate model, and the cut bound (any order)"),
+			   "relaxation of the checkmate model, the cut bound and the window bound (any order)"),
 		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound "
 			    "and the tree width SECONDS after the command starts, loading "
 			    "included, and report what "
@@ -84,7 +90,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		double t = remat_now();
 
 		rc = remat_bound_lp(g, budget, lp_seconds, &lp_bound, &lp_status, &err);
-		t_bounds = remat_now() - t;
+		lp_time = remat_now() - t;
+		t_bounds = lp_time;
 	}
 	if (rc == REMAT_OK && budget_opt.given) {
 		double t = remat_now(), share = INFO_CUT_SECONDS;
@@ -94,7 +101,19 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		if (share > 0)
 			rc = remat_bound_cut(g, budget, share, &cut_bound, &cut_status, &cut_at,
 					     &err);
-		t_bounds += remat_now() - t;
+		cut_time = remat_now() - t;
+		t_bounds += cut_time;
+	}
+	if (rc == REMAT_OK && budget_opt.given) {
+		double t = remat_now(), share = INFO_WINDOW_SECONDS;
+
+		if (limit > 0 && t0 + limit - t < share)
+			share = t0 + limit - t;
+		if (share > 0)
+			rc = remat_bound_window(g, budget, share, &win_bound, &win_status, moments,
+						INFO_MOMENTS, &n_moments, &err);
+		win_time = remat_now() - t;
+		t_bounds += win_time;
 	}
 	if (limit > 0)
 		deadline = t0 + limit;
@@ -218,6 +237,23 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				remat_i_json_write_str(stdout, g->id[cut_at]);
 			else
 				fputs("null", stdout);
+			/* window_lower_bound: null when infeasible or not computed. */
+			printf(", \"window_lower_bound\": ");
+			if (win_status == REMAT_BOUND_OK)
+				remat_i_json_write_num(stdout, win_bound);
+			else
+				fputs("null", stdout);
+			printf(", \"window_status\": \"%s\", \"window_moments\": [",
+			       win_status == REMAT_BOUND_OK ? "ok" :
+			       win_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed");
+			for (i = 0; win_status == REMAT_BOUND_OK && i < n_moments &&
+				    i < INFO_MOMENTS; i++) {
+				if (i)
+					fputs(", ", stdout);
+				remat_i_json_write_str(stdout, g->id[moments[i]]);
+			}
+			printf("], \"lp_seconds\": %.3f, \"cut_seconds\": %.3f, "
+			       "\"window_seconds\": %.3f", lp_time, cut_time, win_time);
 		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
@@ -341,6 +377,24 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				       "computation of %s)\n", b1, cut_at >= 0 ? g->id[cut_at] : "?");
 			} else {
 				printf("cut bound      not computed at %s: no time left (see "
+				       "--time-limit)\n", b1);
+			}
+			if (win_status == REMAT_BOUND_OK) {
+				double floor = remat_bound_least_cost(g);
+
+				cli_format_cost(win_bound, b2, sizeof(b2));
+				printf("window bound   %s %s at %s (%+.2f%% over each needed node once; "
+				       "any order", b2, g->cost_unit, b1,
+				       floor > 0 ? 100 * (win_bound / floor - 1) : 0.0);
+				for (i = 0; i < n_moments && i < INFO_MOMENTS; i++)
+					printf("%s%s", i ? ", " : ": windows between the first computations of ", g->id[moments[i]]);
+				if (n_moments > INFO_MOMENTS)
+					printf(" and %d more", (int)(n_moments - INFO_MOMENTS));
+				printf("; %.2f s)\n", win_time);
+			} else if (win_status == REMAT_BOUND_INFEASIBLE) {
+				printf("window bound   none at %s: no schedule fits\n", b1);
+			} else {
+				printf("window bound   not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);
 			}
 		}

@@ -68,6 +68,10 @@
 /* Nodes whose knapsack is solved exactly (CBC), and the cap per solve without a limit. */
 #define CUT_EXACT 4
 #define CUT_EXACT_SECONDS 30.0
+/* Moments of the window bound (the nodes whose own cut proved most). */
+#define WINDOW_MOMENTS 10
+/* Moments x nodes up to which the windows are solved as a MILP (above: its LP). */
+#define WINDOW_MILP_CELLS 4000
 
 /* Edge kinds: what an edge's capacity is at a price. */
 enum { E_INF, E_MEM, E_CNEG, E_CPOS };
@@ -78,7 +82,9 @@ struct cut {
 	double deadline;       /* remat_now() value; 0: none */
 	int64_t budget;
 	uint8_t *need;         /* [n] */
-	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x */
+	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x,
+				  8 ancestor of y or y */
+	int32_t y;             /* the window's end (remat_bound_window); -1: the end */
 	int32_t *stack;        /* [n] */
 	/*
 	 * The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v
@@ -289,13 +295,32 @@ static void max_flow(struct cut *c, double eps, double *value, int *partial)
 		c->side[u] = c->level[u] >= 0;
 }
 
-/* Mark x's ancestors (1) and needed descendants (2), and its inputs (4). */
+/*
+ * Mark x's ancestors (1) and needed descendants (2), and its inputs (4).
+ * With a window's end y (c->y >= 0), the descendants are those y depends
+ * on and y itself (8 marks them): what runs after x and before y.
+ */
 static void mark_x(struct cut *c, int32_t x)
 {
 	const struct remat_graph *g = c->g;
-	int32_t top = 0, v, k;
+	int32_t top = 0, v, k, y = c->y;
 
 	memset(c->mark, 0, (size_t)g->n);
+	if (y >= 0) {
+		c->mark[y] = 8;
+		c->stack[top++] = y;
+		while (top > 0) {
+			v = c->stack[--top];
+			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
+				int32_t u = g->in_idx[k];
+
+				if (!(c->mark[u] & 8)) {
+					c->mark[u] |= 8;
+					c->stack[top++] = u;
+				}
+			}
+		}
+	}
 	c->stack[top++] = x;
 	while (top > 0) {
 		v = c->stack[--top];
@@ -314,7 +339,7 @@ static void mark_x(struct cut *c, int32_t x)
 		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
 			int32_t u = g->use_idx[k];
 
-			if (c->need[u] && !(c->mark[u] & 2)) {
+			if (c->need[u] && !(c->mark[u] & 2) && (y < 0 || (c->mark[u] & 8))) {
 				c->mark[u] |= 2;
 				c->stack[top++] = u;
 			}
@@ -357,7 +382,8 @@ static int build(struct cut *c, int32_t x, struct remat_error *err)
 				REMAT_TRY(add_edge(c, CV(v), AV(g->in_idx[k]), E_INF, v, err));
 		if (c->mark[v] & 2) /* a descendant: computed after x */
 			REMAT_TRY(add_edge(c, 0, CV(v), E_INF, v, err));
-		if ((c->mark[v] & 4) || g->is_output[v]) /* resident then, or at the end */
+		/* Resident then, or at the end (which a window does not reach). */
+		if ((c->mark[v] & 4) || (g->is_output[v] && c->y < 0))
 			REMAT_TRY(add_edge(c, 0, AV(v), E_INF, v, err));
 	}
 	return index_arcs(c, err);
@@ -598,7 +624,7 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 		if (g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
 		    ((c->mark[v] & 1) && !g->recompute[v]))
 			fix[v] |= 4;
-		if ((c->mark[v] & 4) || g->is_output[v])
+		if ((c->mark[v] & 4) || (g->is_output[v] && c->y < 0))
 			fix[v] |= 1;
 		if (c->mark[v] & 2) {
 			fix[v] |= 1 | 2;
@@ -717,6 +743,7 @@ struct cand {
 	int32_t pos, x;        /* topological position, node */
 	double extra;          /* bound proved (price search or sweep) */
 	double kfit;           /* search_x()'s *kfit; INFINITY: not searched */
+	double lam;            /* the price that proved extra (remat_bound_window) */
 };
 
 /* Larger key first; ties in topological order. */
@@ -781,6 +808,7 @@ static int topo_live(struct cut *c, struct cand *cand, int32_t *n, struct remat_
 			cand[*n].x = v;
 			cand[*n].extra = 0;
 			cand[*n].kfit = INFINITY;
+			cand[*n].lam = 0;
 			(*n)++;
 			held += (double)g->mem[v];
 		}
@@ -836,6 +864,7 @@ static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 	memset(c, 0, sizeof(*c));
 	c->g = g;
 	c->budget = budget;
+	c->y = -1;
 	c->deadline = max_seconds > 0 ? remat_now() + max_seconds : 0;
 	c->nv = (int32_t)nv;
 	c->need = malloc((size_t)g->n + 1);
@@ -1002,6 +1031,283 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 			*at = best_x;
 	}
 out:
+	free(cand);
+	cut_release(&c);
+	return rc;
+}
+
+/*
+ * The window bound (remat/bound.h).  Moments x1, ..., xk, each an
+ * ancestor of the next, are the first computations of those nodes, in
+ * that order in every schedule.  Window i runs from xi's first
+ * computation to x(i+1)'s (the last to the end).  Per window, as in x's
+ * cut: a_v (v is resident when xi runs, or computed in the window) and
+ * c_v (computed in the window and not resident then); what x(i+1)
+ * depends on and follows xi, and x(i+1) itself, is computed in window i
+ * (the last window: every needed descendant, and the outputs are
+ * there); what a node computed in the window reads is in a_v; what is
+ * resident fits beside xi.  The windows are tied: what is resident when
+ * x(i+1) runs was resident when xi ran or was computed in window i
+ * (a_v - c_v <= a_v of the window before).  Each ancestor of xi computed
+ * in window i is computed again, and the windows do not overlap, so the
+ * schedule costs at least least_cost + the sum of those recomputations.
+ * A MILP over all windows at once (CBC, its proven bound at the
+ * deadline); on larger models its LP relaxation alone, also a bound.
+ */
+static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadline,
+		       double *extra, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	struct remat_i_milp m;
+	struct remat_i_milp_opts opts;
+	struct remat_i_milp_result mr;
+	int32_t *acol = NULL, *ccol = NULL, i, v, j;
+	uint8_t *mk = NULL;
+	int rc = REMAT_OK;
+	size_t n = (size_t)g->n;
+
+	*extra = 0;
+	remat_i_milp_init(&m);
+	remat_i_milp_result_init(&mr);
+	acol = malloc(sizeof(int32_t) * n * (size_t)k + 1);
+	ccol = malloc(sizeof(int32_t) * n * (size_t)k + 1);
+	mk = malloc(n * (size_t)k + 1);
+	if (!acol || !ccol || !mk) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		c->y = i + 1 < k ? mo[i + 1] : -1;
+		mark_x(c, mo[i]);
+		memcpy(mk + (size_t)i * n, c->mark, n);
+	}
+	c->y = -1;
+	/* Columns, with what the window fixes as bounds. */
+	for (i = 0; i < k && rc == REMAT_OK; i++) {
+		const uint8_t *mark = mk + (size_t)i * n;
+		int last = i + 1 == k;
+
+		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+			size_t at = (size_t)i * n + (size_t)v;
+			double alo = 0, clo = 0, cup = 1;
+
+			acol[at] = ccol[at] = -1;
+			if (!c->need[v] || v == mo[i])
+				continue;
+			if (g->kind[v] == REMAT_KIND_INPUT || (mark[v] & 4) ||
+			    ((mark[v] & 1) && !g->recompute[v]))
+				cup = 0;
+			if ((mark[v] & 4) || (last && g->is_output[v]))
+				alo = 1;
+			if (mark[v] & 2)
+				alo = clo = 1;
+			if (clo > cup) /* cannot happen: a descendant is none of those */
+				cup = clo;
+			rc = remat_i_milp_add_col(&m, alo, 1, 0, 1, &acol[at], err);
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_add_col(&m, clo, cup, (mark[v] & 1) ? g->cost[v] : 0,
+							  1, &ccol[at], err);
+		}
+	}
+#define ROW2(p, q) /* p <= q */                                                   \
+	do {                                                                      \
+		remat_i_milp_row_begin(&m);                                        \
+		rc = remat_i_milp_row_add(&m, (p), 1, err);                        \
+		if (rc == REMAT_OK)                                                \
+			rc = remat_i_milp_row_add(&m, (q), -1, err);               \
+		if (rc == REMAT_OK)                                                \
+			rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);          \
+	} while (0)
+	for (i = 0; i < k && rc == REMAT_OK; i++) {
+		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+			size_t at = (size_t)i * n + (size_t)v;
+
+			if (ccol[at] < 0)
+				continue;
+			ROW2(ccol[at], acol[at]);
+			for (j = g->in_off[v]; j < g->in_off[v + 1] && rc == REMAT_OK; j++) {
+				int32_t u = g->in_idx[j];
+
+				if (u != mo[i] && acol[(size_t)i * n + (size_t)u] >= 0)
+					ROW2(ccol[at], acol[(size_t)i * n + (size_t)u]);
+			}
+			/* Resident at this moment: there in the window before. */
+			if (i > 0 && v != mo[i - 1] && acol[at - n] >= 0 && rc == REMAT_OK) {
+				remat_i_milp_row_begin(&m);
+				rc = remat_i_milp_row_add(&m, acol[at], 1, err);
+				if (rc == REMAT_OK)
+					rc = remat_i_milp_row_add(&m, ccol[at], -1, err);
+				if (rc == REMAT_OK)
+					rc = remat_i_milp_row_add(&m, acol[at - n], -1, err);
+				if (rc == REMAT_OK)
+					rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
+			}
+		}
+		/* What is resident fits beside the moment. */
+		if (rc == REMAT_OK) {
+			remat_i_milp_row_begin(&m);
+			for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+				size_t at = (size_t)i * n + (size_t)v;
+
+				if (ccol[at] < 0 || g->mem[v] == 0)
+					continue;
+				rc = remat_i_milp_row_add(&m, acol[at], (double)g->mem[v], err);
+				if (rc == REMAT_OK)
+					rc = remat_i_milp_row_add(&m, ccol[at], -(double)g->mem[v], err);
+			}
+			if (rc == REMAT_OK)
+				rc = remat_i_milp_row_end(&m, -HUGE_VAL, room_at(c, mo[i]), err);
+		}
+	}
+#undef ROW2
+	if (rc)
+		goto out;
+	memset(&opts, 0, sizeof(opts));
+	opts.deadline = deadline;
+	opts.hard = deadline;
+	opts.no_preprocess = 1;
+	/* Beyond small models CBC rarely proves more than the root in time: the LP alone. */
+	opts.relax = (int64_t)k * g->n > WINDOW_MILP_CELLS;
+	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &opts, &mr, err);
+	if (rc)
+		goto out;
+	if (mr.status == REMAT_I_MILP_INFEASIBLE) {
+		*extra = INFINITY;
+		goto out;
+	}
+	{
+		double val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
+
+		if (isfinite(val) && val > 0)
+			*extra = val - 1e-6 * val;
+	}
+out:
+	free(acol);
+	free(ccol);
+	free(mk);
+	remat_i_milp_result_release(&mr);
+	remat_i_milp_release(&m);
+	return rc;
+}
+
+int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_seconds,
+		       double *bound, enum remat_bound_status *status, int32_t *moments,
+		       int32_t max_moments, int32_t *n_moments, struct remat_error *err)
+{
+	struct cut c;
+	struct cand *cand = NULL;
+	uint8_t *rel = NULL; /* per node: 1 ancestor, 2 descendant of every moment so far */
+	int32_t mo[WINDOW_MOMENTS];
+	double lam, extra = 0, best = 0, scan_until, cuts_until;
+	int32_t ncand = 0, n_all = 0, k = 0, i, v;
+	int infeasible = 0, rc = REMAT_OK;
+
+	*bound = NAN;
+	*status = REMAT_BOUND_NOT_TRIED;
+	*n_moments = 0;
+	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));
+	cand = malloc(sizeof(*cand) * ((size_t)g->n + 1));
+	rel = malloc((size_t)g->n + 1);
+	if (!cand || !rel) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	for (v = 0; v < g->n && !infeasible; v++)
+		if (c.need[v] && g->kind[v] != REMAT_KIND_INPUT &&
+		    remat_i_working_set(g, v) > budget)
+			infeasible = 1;
+	if (infeasible)
+		goto done;
+	/* The nodes whose cut may prove anything, most excess first (a sixth of the time). */
+	scan_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 6 : 0;
+	rc = topo_live(&c, cand, &n_all, err);
+	for (i = 0; rc == REMAT_OK && i < n_all; i++) {
+		double e;
+
+		if (i > 0 && ((scan_until > 0 && remat_now() >= scan_until) || expired(&c)))
+			break;
+		e = excess_at(&c, cand[i].x);
+		if (e <= 0)
+			continue;
+		cand[ncand] = cand[i];
+		cand[ncand].excess = e;
+		ncand++;
+	}
+	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
+	/* Their own cuts (the moments' candidates), for a sixth more. */
+	lam = g->total_mem > 0 && c.floor > 0 ? c.floor / (double)g->total_mem : 1;
+	cuts_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 5 : 0;
+	for (i = 0; rc == REMAT_OK && i < ncand && !expired(&c); i++) {
+		double l2 = lam, kfit;
+
+		if (i > 0 && cuts_until > 0 && remat_now() >= cuts_until)
+			break;
+		rc = search_x(&c, cand[i].x, lam, &extra, &l2, &kfit, &infeasible, err);
+		if (rc || infeasible)
+			break;
+		cand[i].extra = extra;
+		if (extra > best)
+			best = extra;
+		if (extra > 0)
+			lam = l2;
+	}
+	ncand = i;
+	if (rc || infeasible)
+		goto done;
+	/*
+	 * The moments: the nodes whose cut proved most, each taken when it
+	 * is an ancestor or a descendant of every one taken before.
+	 */
+	qsort(cand, (size_t)ncand, sizeof(*cand), by_extra);
+	memset(rel, 3, (size_t)g->n);
+	for (i = 0; i < ncand && k < WINDOW_MOMENTS && cand[i].extra > 0; i++) {
+		int32_t x = cand[i].x;
+
+		if (!rel[x])
+			continue;
+		mo[k++] = x;
+		mark_x(&c, x);
+		for (v = 0; v < g->n; v++)
+			rel[v] &= (uint8_t)((c.mark[v] & 1) | (c.mark[v] & 2));
+	}
+	/* In the order they run. */
+	for (i = 1; i < k; i++) {
+		int32_t x = mo[i], j = i;
+
+		while (j > 0 && g->topo_pos[mo[j - 1]] > g->topo_pos[x]) {
+			mo[j] = mo[j - 1];
+			j--;
+		}
+		mo[j] = x;
+	}
+	if (k > 1 && !expired(&c)) {
+		rc = window_milp(&c, mo, k, c.deadline > 0 ? c.deadline : remat_now() +
+				 CUT_EXACT_SECONDS, &extra, err);
+		if (rc == REMAT_OK && isinf(extra))
+			infeasible = 1;
+		else if (rc == REMAT_OK && extra > best)
+			best = extra;
+		else
+			k = 0; /* the chain proved no more than one cut */
+	}
+	if (k < 2)
+		k = 0;
+done:
+	if (rc == REMAT_OK) {
+		if (infeasible) {
+			*status = REMAT_BOUND_INFEASIBLE;
+		} else {
+			*status = REMAT_BOUND_OK;
+			*bound = c.floor + best;
+			for (i = 0; i < k && best > 0; i++) {
+				if (moments && i < max_moments)
+					moments[i] = mo[i];
+				(*n_moments)++;
+			}
+		}
+	}
+out:
+	free(rel);
 	free(cand);
 	cut_release(&c);
 	return rc;

@@ -230,6 +230,126 @@ static void test_cut_never_above_optimum(void **state)
 	assert_true(infeasible > 0);
 }
 
+/*
+ * Three layers: in (1 byte) -> f1 (2, cost 3) -> f2 (2, cost 5) -> f3
+ * (2, cost 7) -> loss (1, 1) -> g3 (1, 1; reads loss, f3) -> g2 (1, 1;
+ * reads g3, f2) -> g1 (1, 1; reads g2, f1 and in, which therefore stays
+ * to the end).  Least cost 19; budget 6.
+ *
+ * While g3 runs (in, loss, f3, g3: 5 bytes) one byte is free: neither f1
+ * nor f2 stays, so f2 is computed again before g2, from f1, computed
+ * again too (the cut at g3: 19 + 3 + 5 = 27).  While g2 runs (in, g3,
+ * f2, g2: 5 bytes) f1 cannot stay either, so it is computed a third time
+ * before g1: the windows g3 -> g2 and g2 -> end cost 8 and 3, every
+ * schedule at least 30, and "f1 f2 -f1 f3 loss -f3 ... " does:
+ * f1 f2 -f1 f3 -f2 loss g3 -loss -f3 f1 f2 -f1 g2 -g3 -f2 f1 g1.
+ */
+static const char *const hand_chain3 =
+	"{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+	"{\"id\":\"in\",\"kind\":\"input\",\"mem\":1},"
+	"{\"id\":\"f1\",\"kind\":\"forward\",\"mem\":2,\"cost\":3,\"inputs\":[\"in\"]},"
+	"{\"id\":\"f2\",\"kind\":\"forward\",\"mem\":2,\"cost\":5,\"inputs\":[\"f1\"]},"
+	"{\"id\":\"f3\",\"kind\":\"forward\",\"mem\":2,\"cost\":7,\"inputs\":[\"f2\"]},"
+	"{\"id\":\"loss\",\"kind\":\"loss\",\"mem\":1,\"cost\":1,\"inputs\":[\"f3\"]},"
+	"{\"id\":\"g3\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"loss\",\"f3\"]},"
+	"{\"id\":\"g2\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,\"inputs\":[\"g3\",\"f2\"]},"
+	"{\"id\":\"g1\",\"kind\":\"backward\",\"mem\":1,\"cost\":1,"
+	"\"inputs\":[\"g2\",\"f1\",\"in\"]}],"
+	"\"outputs\":[\"g1\"]}";
+
+static void test_window_by_hand(void **state)
+{
+	struct remat_graph *g = tu_graph(hand_chain3);
+	enum remat_bound_status st;
+	struct remat_error err;
+	double lb;
+	int32_t at, mo[8], nmo;
+
+	(void)state;
+	assert_int_equal(remat_bound_cut(g, 6, 0, &lb, &st, &at, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(fabs(lb - 27) < 1e-4);
+	assert_int_equal(remat_bound_window(g, 6, 0, &lb, &st, mo, 8, &nmo, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_true(fabs(lb - 30) < 1e-4);
+	{
+		int i, seen = 0;
+
+		assert_true(nmo >= 2 && nmo <= 4);
+		for (i = 0; i < nmo; i++)
+			seen |= (strcmp(g->id[mo[i]], "g3") == 0) | (strcmp(g->id[mo[i]], "g2") == 0) << 1;
+		assert_int_equal(seen, 3);
+	}
+	assert_true(exhaustive_min_cost(g, 6) == 30);
+	{
+		struct remat_sim_result r = tu_sim(g, "f1 f2 -f1 f3 -f2 loss g3 -loss -f3 f1 f2 -f1 g2 "
+						   "-g3 -f2 f1 g1", 6);
+
+		assert_true(r.feasible && r.cost == 30 && r.peak_mem == 6);
+	}
+	remat_graph_free(g);
+}
+
+/*
+ * The window bound (remat_bound_window): the same random graphs and
+ * budgets, against the exhaustive optimum (never above it, "infeasible"
+ * only where nothing fits) and against the cut bound (the windows must
+ * prove more than one cut often enough to mean something).
+ */
+static void test_window_never_above_optimum(void **state)
+{
+	uint64_t st = 4242;
+	int trial, runs = 0, above_cut = 0, tight = 0, chains = 0;
+
+	(void)state;
+	for (trial = 0; trial < 150; trial++) {
+		int n = 5 + (int)(tu_rand(&st) % 9);
+		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
+			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
+			: random_dag_out(&st, n, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+
+		for (b = lo; b <= hi; b += (hi - lo) / 5 + 1) {
+			enum remat_bound_status ws, cs;
+			struct remat_error err;
+			double wb, cb, ex = exhaustive_min_cost(g, b);
+			int32_t mo[8], nmo, at;
+
+			if (ex == -2)
+				continue;
+			runs++;
+			assert_int_equal(remat_bound_window(g, b, 0, &wb, &ws, mo, 8, &nmo, &err),
+					 REMAT_OK);
+			if (ws == REMAT_BOUND_INFEASIBLE) {
+				if (ex != -1)
+					fail_msg("trial %d budget %lld: window bound says infeasible, "
+						 "a schedule costs %g", trial, (long long)b, ex);
+				continue;
+			}
+			assert_int_equal(ws, REMAT_BOUND_OK);
+			if (ex >= 0 && wb > ex * (1 + 1e-9))
+				fail_msg("trial %d budget %lld: window bound %g above the optimum %g",
+					 trial, (long long)b, wb, ex);
+			if (nmo > 1)
+				chains++;
+			assert_int_equal(remat_bound_cut(g, b, 0, &cb, &cs, &at, &err), REMAT_OK);
+			if (cs == REMAT_BOUND_OK && wb > cb * (1 + 1e-6))
+				above_cut++;
+			if (ex >= 0 && ex > tu_least_cost(g) * (1 + 1e-9) && fabs(wb - ex) <= 1e-6 * ex)
+				tight++;
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("window bound: %d runs, %d above the cut bound, %d proved by a chain of "
+		      "moments, %d equal to an optimum above the least cost\n", runs, above_cut,
+		      chains, tight);
+	assert_true(runs > 200);
+	assert_true(above_cut > 0);
+	assert_true(tight > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_cut_whole_values),
 		cmocka_unit_test(test_cut_exact_not_above),
 		cmocka_unit_test(test_cut_never_above_optimum),
+		cmocka_unit_test(test_window_by_hand),
+		cmocka_unit_test(test_window_never_above_optimum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
