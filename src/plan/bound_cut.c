@@ -1196,7 +1196,7 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 {
 	struct cut c;
 	struct cand *cand = NULL;
-	uint8_t *rel = NULL; /* per node: 1 ancestor, 2 descendant of every moment so far */
+	uint8_t *rel = NULL; /* per node: an ancestor or a descendant of each moment so far */
 	int32_t mo[WINDOW_MOMENTS];
 	double lam, extra = 0, best = 0, scan_until, cuts_until;
 	int32_t ncand = 0, n_all = 0, k = 0, i, v;
@@ -1259,7 +1259,7 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 	 * is an ancestor or a descendant of every one taken before.
 	 */
 	qsort(cand, (size_t)ncand, sizeof(*cand), by_extra);
-	memset(rel, 3, (size_t)g->n);
+	memset(rel, 1, (size_t)g->n);
 	for (i = 0; i < ncand && k < WINDOW_MOMENTS && cand[i].extra > 0; i++) {
 		int32_t x = cand[i].x;
 
@@ -1268,7 +1268,7 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 		mo[k++] = x;
 		mark_x(&c, x);
 		for (v = 0; v < g->n; v++)
-			rel[v] &= (uint8_t)((c.mark[v] & 1) | (c.mark[v] & 2));
+			rel[v] = rel[v] && (c.mark[v] & 3);
 	}
 	/* In the order they run. */
 	for (i = 1; i < k; i++) {
