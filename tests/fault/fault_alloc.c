@@ -940,7 +940,8 @@ static int op_treedec(const struct op *o, struct remat_error *err)
  * The cut bounds (src/plan/bound_cut.c) on the training graph: the cost
  * bound halfway between the least peak and the no-remat peak (price
  * searches, max-flows and, for the most promising nodes, CBC's knapsack
- * in a forked child), and the peak bound (variant 1).
+ * in a forked child), the peak bound (variant 1) and the window bound
+ * (variant 2: the same searches, then one MILP over the windows).
  */
 static int op_cut(const struct op *o, struct remat_error *err)
 {
@@ -948,18 +949,20 @@ static int op_cut(const struct op *o, struct remat_error *err)
 	int64_t budget = (g->min_peak_lower_bound + g->no_remat_peak) / 2, peak = -1;
 	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
 	double lb = NAN;
-	int32_t at = -1;
+	int32_t at = -1, mo[8], nmo = 0;
 	int rc;
 
 	fi_begin();
-	if (o->variant)
+	if (o->variant == 1)
 		rc = remat_bound_cut_peak(g, 0, &peak, &at, err);
+	else if (o->variant == 2)
+		rc = remat_bound_window(g, budget, 0, &lb, &st, mo, 8, &nmo, err);
 	else
 		rc = remat_bound_cut(g, budget, 0, &lb, &st, &at, err);
 	fi_end();
-	if (rc == REMAT_OK && o->variant)
+	if (rc == REMAT_OK && o->variant == 1)
 		assert_true(peak >= g->min_peak_lower_bound);
-	if (rc == REMAT_OK && !o->variant)
+	if (rc == REMAT_OK && o->variant != 1)
 		assert_true(st == REMAT_BOUND_INFEASIBLE || lb >= tu_least_cost(g) * (1 - 1e-12));
 	return rc;
 }
@@ -1037,6 +1040,8 @@ static const struct op ANALYSIS_OPS[] = {
 	OP("cut bound", op_cut, .graph = (const struct remat_graph *const *)&g_train, .stride = 5),
 	OP("cut peak bound", op_cut, .graph = (const struct remat_graph *const *)&g_train,
 	   .variant = 1),
+	OP("window bound", op_cut, .graph = (const struct remat_graph *const *)&g_train,
+	   .variant = 2, .stride = 5),
 };
 
 static void run_ops(const struct op *ops, size_t n)
