@@ -13,7 +13,8 @@
  * 0. First the lower bounds every schedule obeys, cheapest first: each
  *    node an output needs computed once, then the cut bound
  *    (remat/bound.h, a bound in every order) for AUTO_CUT_SHARE of the
- *    time limit.  The best of them is the target: as soon as a schedule
+ *    time limit; after the portfolio, on graphs small enough for the
+ *    whole MILP, the window bound (the cut at several moments) too.  The best of them is the target: as soon as a schedule
  *    is within --gap G of it (relative to the schedule's cost, default
  *    AUTO_GAP: 0.01%), auto stops, wherever it is (issue 30), and the
  *    note says which bound proved it.  A proof that nothing fits names
@@ -262,9 +263,40 @@ static enum remat_bound_status cut_bound(const struct remat_plan_request *req, d
 	return st;
 }
 
-/* Which bound proved a schedule within the gap, for the note. */
-static const char *bound_name(double cut_lb, double least)
+/*
+ * The window bound (remat/bound.h: the cut at several moments) for share
+ * seconds, raising k's floor and target.  Only on graphs small enough for
+ * the whole MILP: there it proves what one cut cannot (a training chain
+ * whose early activations must come back twice), and its own MILP is
+ * small.
+ */
+static void window_bound(const struct remat_plan_request *req, double share,
+			 struct auto_keep *k, double *win_lb)
 {
+	struct remat_progress pr = { "auto", "proving: the window bound", -1, NAN, NAN, 0 };
+	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
+	struct remat_error e;
+	double lb = NAN;
+	int32_t nmo = 0;
+
+	if (share <= 0)
+		return;
+	pr.incumbent = k->best.have ? k->best.res.cost : NAN;
+	pr.elapsed = remat_now() - k->t0;
+	remat_plan_progress(req, &pr);
+	if (remat_bound_window(req->graph, req->budget, share, &lb, &st, NULL, 0, &nmo, &e) !=
+	    REMAT_OK || st != REMAT_BOUND_OK)
+		return;
+	if (lb > k->floor_cost)
+		*win_lb = lb;
+	raise_floor(k, lb);
+}
+
+/* Which bound proved a schedule within the gap, for the note. */
+static const char *bound_name(double cut_lb, double win_lb, double least)
+{
+	if (!isnan(win_lb) && win_lb > least && (isnan(cut_lb) || win_lb > cut_lb))
+		return "the window bound";
 	return !isnan(cut_lb) && cut_lb > least ? "the cut bound" :
 		"the least cost (each needed node computed once)";
 }
@@ -282,7 +314,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	char gapbuf[32];
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end, cut_lb = NAN, gap, cut_share, cut_t;
+	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
 	int rc, stopped_at_bound = 0, cut_short;
@@ -349,6 +381,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	    cut_short)
 		cut_bound(req, 2 * cut_share, &k, &cut_lb, &cut_at);
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
+	if (k.best.have && k.best.res.cost > k.target &&
+	    remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
+		window_bound(req, cut_share, &k, &win_lb);
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
@@ -408,7 +443,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			 "auto: stopped after %.2f s, %s of %s%s",
 			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
 			 "optimal: its cost is that" : "within the gap", bound_name(cut_lb,
-			 remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
+			 win_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
 	else if (req->report && st.windows > 0)
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: lns ran %lld window MILPs, %lld improved the plan (cost %+.3f%%)%s",
