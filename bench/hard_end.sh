@@ -8,6 +8,8 @@
 # (the checkmate LP, the cut bound); the gap is in points of the baseline
 # cost (plan overhead less bound overhead).  Prints a Markdown table and
 # how many cases are outside the targets (1 point; 2 on random layered).
+# With RAW=FILE, each case's two JSON answers are appended to FILE as one
+# line ({"graph", "budget", "plan", "info"}).
 #
 #   bench/hard_end.sh [-t SECONDS] [GRAPH...]     (default 60 s per plan)
 #
@@ -42,7 +44,7 @@ for c in "${cases[@]}"; do
   g=${c%:*} b=${c##*:}
   "$remat" plan "$g" -b "$b" -t "$limit" -q --json -o /dev/null > "$tmp/plan.json" 2>/dev/null || true
   "$remat" info "$g" -b "$b" --json > "$tmp/info.json" 2>/dev/null || true
-  row=$(/usr/bin/python3 - "$g" "$b" "$tmp/plan.json" "$tmp/info.json" <<'PY'
+  row=$(RAW=${RAW:-} /usr/bin/python3 - "$g" "$b" "$tmp/plan.json" "$tmp/info.json" <<'PY'
 import json, os, sys
 g, b, pf, inf = sys.argv[1:]
 def load(f):
@@ -52,14 +54,19 @@ def load(f):
         return {}
 p, i = load(pf), load(inf)
 name = os.path.basename(g).replace(".json", "")
+if os.environ.get("RAW"):
+    with open(os.environ["RAW"], "a") as f:
+        f.write(json.dumps({"graph": g, "budget": b, "plan": p, "info": i}) + "\n")
 base = p.get("baseline_cost") or i.get("baseline_cost")
 pct = lambda v: "%+.2f%%" % (100.0 * (v / base - 1))
+# (value, preference, name): on a tie the first named here is shown.
 bounds = []
 if p.get("lower_bound") is not None:
-    bounds.append((p["lower_bound"], "auto's"))
+    bounds.append((p["lower_bound"], 0, "auto's"))
 for k, v in i.items():
     if k.endswith("_lower_bound") and k != "min_peak_lower_bound" and v is not None:
-        bounds.append((v, k[: -len("_lower_bound")]))
+        name_k = k[: -len("_lower_bound")]
+        bounds.append((v, -{"lp": 1, "cut": 2, "window": 3}.get(name_k, 4), name_k))
 infeasible = i.get("cut_status") == "infeasible" or i.get("lp_status") == "infeasible"
 layered = "random-layered" in name
 target = 2.0 if layered else 1.0
@@ -71,7 +78,7 @@ if p.get("cost") is None:
         print("| %s | %s | none | %s | | - | OUTSIDE |" % (name, b,
               pct(max(bounds)[0]) if bounds else "none"))
     sys.exit(0)
-best, which = max(bounds) if bounds else (base, "least cost")
+best, _, which = max(bounds) if bounds else (base, 0, "least cost")
 gap = 100.0 * (p["cost"] - best) / base
 ok = gap <= target + 1e-9
 print("| %s | %s | %s | %s | %s | %.2f | %s |" % (name, b, pct(p["cost"]), pct(best), which,
