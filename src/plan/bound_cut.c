@@ -1171,10 +1171,13 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &opts, &mr, err);
 	if (rc)
 		goto out;
-	if (mr.status == REMAT_I_MILP_INFEASIBLE) {
-		*extra = INFINITY;
+	/*
+	 * CBC saying that nothing fits is not taken as a proof (as for x's
+	 * knapsack: it has been wrong on such models); the cuts of the moments
+	 * prove that where it holds.
+	 */
+	if (mr.status == REMAT_I_MILP_INFEASIBLE)
 		goto out;
-	}
 	{
 		double val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
 
@@ -1283,9 +1286,7 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 	if (k > 1 && !expired(&c)) {
 		rc = window_milp(&c, mo, k, c.deadline > 0 ? c.deadline : remat_now() +
 				 CUT_EXACT_SECONDS, &extra, err);
-		if (rc == REMAT_OK && isinf(extra))
-			infeasible = 1;
-		else if (rc == REMAT_OK && extra > best)
+		if (rc == REMAT_OK && extra > best)
 			best = extra;
 		else
 			k = 0; /* the chain proved no more than one cut */
