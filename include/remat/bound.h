@@ -56,17 +56,22 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
  * The window bound: the cut taken at several moments.  Nodes x1, ...,
  * xk, each an ancestor of the next, first run in that order in every
  * schedule; between two of them (a window) what runs is resident at the
- * first or computed in the window, and what the first depends on and is
- * computed there is computed again.  Windows do not overlap, so their
- * least recomputations add up (the last window is xk's cut).  Stronger
- * than the cut where a schedule must recompute in more than one stretch
- * (a U-Net's levels, each recomputing the next).  Bounded through the
- * Lagrangian dual as the cut is (no whole knapsacks, so it may prove
- * less than remat_bound_cut where one moment decides); looks at chains of
- * the nodes whose own cut proves most until max_seconds (0: no cap).
- * *status and *bound as remat_bound_cut; moments[0..max_moments) (may be
- * NULL) gets the chain that proved it, *n_moments its length (0 when the
- * bound is the least cost).  Returns REMAT_OK or an error.
+ * first or computed in the window, what is resident at the second was
+ * resident at the first or computed between, and what the first depends
+ * on and is computed there is computed again.  Windows do not overlap, so
+ * their recomputations add up (the last window is xk's cut).  Stronger
+ * than the cut where a schedule must recompute the same values in more
+ * than one stretch (a training chain whose early activations come back
+ * twice).  The moments: the nodes whose own cut (through its dual)
+ * proves most, each an ancestor or descendant of those taken, up to ten;
+ * all windows are then solved as one MILP by CBC (its proven bound at the
+ * limit; on larger models its LP relaxation alone).  It may prove less
+ * than remat_bound_cut, which also solves single knapsacks whole: the
+ * larger of the two counts.  Until max_seconds (0: no cap).  *status and
+ * *bound as remat_bound_cut; moments[0..max_moments) (may be NULL) gets
+ * the chain whose MILP gave the bound, *n_moments its length (0 when one
+ * cut or the least cost gave it).  Returns REMAT_OK or an error
+ * (REMAT_ENOMEM; a solver that fails proves nothing more).
  */
 int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_seconds,
 		       double *bound, enum remat_bound_status *status, int32_t *moments,

@@ -379,7 +379,11 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				printf("cut bound      not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);
 			}
-			if (win_status == REMAT_BOUND_OK) {
+			if (win_status == REMAT_BOUND_OK && cut_status == REMAT_BOUND_OK &&
+			    win_bound <= cut_bound) {
+				printf("window bound   no more than the cut bound at %s (%.2f s)\n", b1,
+				       win_time);
+			} else if (win_status == REMAT_BOUND_OK) {
 				double floor = remat_bound_least_cost(g);
 
 				cli_format_cost(win_bound, b2, sizeof(b2));

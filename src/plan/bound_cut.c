@@ -79,12 +79,13 @@ enum { E_INF, E_MEM, E_CNEG, E_CPOS };
 struct cut {
 	const struct remat_graph *g;
 	double floor;          /* least cost: every needed node once */
+	double unit;           /* the least positive cost: the MILPs' objective unit */
 	double deadline;       /* remat_now() value; 0: none */
 	int64_t budget;
 	uint8_t *need;         /* [n] */
 	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x,
 				  8 ancestor of y or y */
-	int32_t y;             /* the window's end (remat_bound_window); -1: the end */
+	int32_t y;             /* mark_x's window end (window_milp only); -1: none */
 	int32_t *stack;        /* [n] */
 	/*
 	 * The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v
@@ -382,8 +383,7 @@ static int build(struct cut *c, int32_t x, struct remat_error *err)
 				REMAT_TRY(add_edge(c, CV(v), AV(g->in_idx[k]), E_INF, v, err));
 		if (c->mark[v] & 2) /* a descendant: computed after x */
 			REMAT_TRY(add_edge(c, 0, CV(v), E_INF, v, err));
-		/* Resident then, or at the end (which a window does not reach). */
-		if ((c->mark[v] & 4) || (g->is_output[v] && c->y < 0))
+		if ((c->mark[v] & 4) || g->is_output[v]) /* resident then, or at the end */
 			REMAT_TRY(add_edge(c, 0, AV(v), E_INF, v, err));
 	}
 	return index_arcs(c, err);
@@ -576,6 +576,19 @@ static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *in
 }
 
 /*
+ * What a MILP's answer proves, in cost: val is CBC's optimum or bound in
+ * the objective unit c->unit (the least positive cost, so that CBC's
+ * absolute tolerances, about 1e-5 of the objective, are small against
+ * every cost), less a margin for them; 0 when that leaves nothing.
+ */
+static double milp_proven(const struct cut *c, double val)
+{
+	double v = val - 1e-6 * fabs(val) - 2e-5;
+
+	return isfinite(v) && v > 0 ? v * c->unit : 0;
+}
+
+/*
  * x's knapsack solved as it is, not through its dual: the MILP over the
  * a_v and c_v of the network above (the same implications, the memory
  * constraint as a row), by CBC in a child process until deadline.
@@ -624,7 +637,7 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 		if (g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
 		    ((c->mark[v] & 1) && !g->recompute[v]))
 			fix[v] |= 4;
-		if ((c->mark[v] & 4) || (g->is_output[v] && c->y < 0))
+		if ((c->mark[v] & 4) || g->is_output[v])
 			fix[v] |= 1;
 		if (c->mark[v] & 2) {
 			fix[v] |= 1 | 2;
@@ -640,7 +653,8 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 		if (!(fix[v] & 1))
 			rc = remat_i_milp_add_col(&m, 0, 1, 0, 1, &acol[v], err);
 		if (rc == REMAT_OK && !(fix[v] & (2 | 4)))
-			rc = remat_i_milp_add_col(&m, 0, 1, (c->mark[v] & 1) ? g->cost[v] : 0, 1,
+			rc = remat_i_milp_add_col(&m, 0, 1,
+						  (c->mark[v] & 1) ? g->cost[v] / c->unit : 0, 1,
 						  &ccol[v], err);
 		/* Resident for sure: available and never in C. */
 		if ((fix[v] & 1) && (fix[v] & 4))
@@ -696,8 +710,7 @@ static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, doubl
 	if (rc || mr.status == REMAT_I_MILP_INFEASIBLE)
 		goto out;
 	val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
-	if (isfinite(val) && val > 0)
-		*extra = val - 1e-6 * val;
+	*extra = milp_proven(c, val);
 	if (*extra > kfit)
 		*extra = kfit;
 out:
@@ -743,7 +756,6 @@ struct cand {
 	int32_t pos, x;        /* topological position, node */
 	double extra;          /* bound proved (price search or sweep) */
 	double kfit;           /* search_x()'s *kfit; INFINITY: not searched */
-	double lam;            /* the price that proved extra (remat_bound_window) */
 };
 
 /* Larger key first; ties in topological order. */
@@ -808,7 +820,6 @@ static int topo_live(struct cut *c, struct cand *cand, int32_t *n, struct remat_
 			cand[*n].x = v;
 			cand[*n].extra = 0;
 			cand[*n].kfit = INFINITY;
-			cand[*n].lam = 0;
 			(*n)++;
 			held += (double)g->mem[v];
 		}
@@ -859,6 +870,7 @@ static void cut_release(struct cut *c)
 static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 		    double max_seconds, struct remat_error *err)
 {
+	int32_t v;
 	size_t nv = (size_t)2 * (size_t)g->n + 2;
 
 	memset(c, 0, sizeof(*c));
@@ -877,6 +889,12 @@ static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 	c->it = malloc(sizeof(int64_t) * nv);
 	c->path = malloc(sizeof(int64_t) * nv);
 	c->floor = remat_i_least_cost(g);
+	c->unit = INFINITY;
+	for (v = 0; v < g->n; v++)
+		if (g->cost[v] > 0 && g->cost[v] < c->unit)
+			c->unit = g->cost[v];
+	if (!isfinite(c->unit))
+		c->unit = 1;
 	if (!c->need || !c->mark || !c->stack || !c->side || !c->off || !c->level ||
 	    !c->queue || !c->it || !c->path || c->floor < 0) {
 		cut_release(c);
@@ -1105,8 +1123,8 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 				cup = clo;
 			rc = remat_i_milp_add_col(&m, alo, 1, 0, 1, &acol[at], err);
 			if (rc == REMAT_OK)
-				rc = remat_i_milp_add_col(&m, clo, cup, (mark[v] & 1) ? g->cost[v] : 0,
-							  1, &ccol[at], err);
+				rc = remat_i_milp_add_col(&m, clo, cup, (mark[v] & 1) ?
+							  g->cost[v] / c->unit : 0, 1, &ccol[at], err);
 		}
 	}
 #define ROW2(p, q) /* p <= q */                                                   \
@@ -1178,12 +1196,7 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 	 */
 	if (mr.status == REMAT_I_MILP_INFEASIBLE)
 		goto out;
-	{
-		double val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
-
-		if (isfinite(val) && val > 0)
-			*extra = val - 1e-6 * val;
-	}
+	*extra = milp_proven(c, mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound);
 out:
 	free(acol);
 	free(ccol);
@@ -1284,8 +1297,15 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 		mo[j] = x;
 	}
 	if (k > 1 && !expired(&c)) {
+		struct remat_error e2;
+
+		/* A solver that fails (CBC gave up, no process) proves nothing more. */
 		rc = window_milp(&c, mo, k, c.deadline > 0 ? c.deadline : remat_now() +
-				 CUT_EXACT_SECONDS, &extra, err);
+				 CUT_EXACT_SECONDS, &extra, &e2);
+		if (rc == REMAT_ENOMEM)
+			*err = e2;
+		else
+			rc = REMAT_OK;
 		if (rc == REMAT_OK && extra > best)
 			best = extra;
 		else

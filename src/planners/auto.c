@@ -14,7 +14,8 @@
  *    node an output needs computed once, then the cut bound
  *    (remat/bound.h, a bound in every order) for AUTO_CUT_SHARE of the
  *    time limit; after the portfolio, on graphs small enough for the
- *    whole MILP, the window bound (the cut at several moments) too.  The best of them is the target: as soon as a schedule
+ *    whole MILP, the window bound (the cut at several moments) too.
+ *    The best of them is the target: as soon as a schedule
  *    is within --gap G of it (relative to the schedule's cost, default
  *    AUTO_GAP: 0.01%), auto stops, wherever it is (issue 30), and the
  *    note says which bound proved it.  A proof that nothing fits names
@@ -381,9 +382,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	    cut_short)
 		cut_bound(req, 2 * cut_share, &k, &cut_lb, &cut_at);
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
-	if (k.best.have && k.best.res.cost > k.target &&
+	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
 	    remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
-		window_bound(req, cut_share, &k, &win_lb);
+		window_bound(req, fmin(cut_share, end - remat_now()), &k, &win_lb);
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
