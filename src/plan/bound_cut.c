@@ -591,135 +591,24 @@ static double milp_proven(const struct cut *c, double val)
 /*
  * x's knapsack solved as it is, not through its dual: the MILP over the
  * a_v and c_v of the network above (the same implications, the memory
- * constraint as a row), by CBC in a child process until deadline.
- * Items are whole values, so this is stronger where one large value
- * decides (the dual may keep a fraction of it).  *extra: CBC's proven
- * bound (its optimum when it finished), less a margin for its
- * tolerances, and never above kfit, the recomputation of a closure known
- * to fit (the knapsack costs at most that).  CBC runs without its
- * preprocessing, which proved wrong optima on these models; an answer
- * that nothing fits contradicts kfit and is ignored.
+ * constraint as a row), by CBC in a child process until deadline: the
+ * window bound's MILP with x its only moment (window_milp).  Items are
+ * whole values, so this is stronger where one large value decides (the
+ * dual may keep a fraction of it).  *extra: CBC's proven bound (its
+ * optimum when it finished), less a margin for its tolerances, and never
+ * above kfit, the recomputation of a closure known to fit (the knapsack
+ * costs at most that).
  */
+static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadline,
+		       int relax, double *extra, struct remat_error *err);
+
 static int exact_x(struct cut *c, int32_t x, double deadline, double kfit, double *extra,
 		   struct remat_error *err)
 {
-	const struct remat_graph *g = c->g;
-	double room = room_at(c, x);
-	struct remat_i_milp m;
-	struct remat_i_milp_opts mo;
-	struct remat_i_milp_result mr;
-	int32_t *acol = NULL, *ccol = NULL, v, k;
-	uint8_t *fix = NULL; /* 1: a_v fixed at 1; 2: c_v fixed at 1; 4: c_v fixed at 0 */
-	int64_t fixed_mem = 0;
-	double val;
-	int rc = REMAT_OK;
-
-	*extra = 0;
-	remat_i_milp_init(&m);
-	remat_i_milp_result_init(&mr);
-	mark_x(c, x);
-	acol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	ccol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	fix = calloc((size_t)g->n + 1, 1);
-	if (!acol || !ccol || !fix) {
-		rc = cut_oom(err);
-		goto out;
-	}
-	/*
-	 * What the claim fixes, left out of the MILP: a descendant is in C
-	 * (c_v = 1) and so are its inputs available (a_u = 1); x's inputs
-	 * and the outputs are available; input nodes, x's inputs and fixed
-	 * ancestors are not in C.
-	 */
-	for (v = 0; v < g->n; v++) {
-		if (!c->need[v] || v == x)
-			continue;
-		if (g->kind[v] == REMAT_KIND_INPUT || (c->mark[v] & 4) ||
-		    ((c->mark[v] & 1) && !g->recompute[v]))
-			fix[v] |= 4;
-		if ((c->mark[v] & 4) || g->is_output[v])
-			fix[v] |= 1;
-		if (c->mark[v] & 2) {
-			fix[v] |= 1 | 2;
-			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-				fix[g->in_idx[k]] |= 1;
-		}
-	}
-	/* Columns for what is free; the rest is a constant of the memory row. */
-	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-		acol[v] = ccol[v] = -1;
-		if (!c->need[v] || v == x)
-			continue;
-		if (!(fix[v] & 1))
-			rc = remat_i_milp_add_col(&m, 0, 1, 0, 1, &acol[v], err);
-		if (rc == REMAT_OK && !(fix[v] & (2 | 4)))
-			rc = remat_i_milp_add_col(&m, 0, 1,
-						  (c->mark[v] & 1) ? g->cost[v] / c->unit : 0, 1,
-						  &ccol[v], err);
-		/* Resident for sure: available and never in C. */
-		if ((fix[v] & 1) && (fix[v] & 4))
-			fixed_mem += g->mem[v];
-	}
-	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-		if (ccol[v] < 0)
-			continue;
-		if (acol[v] >= 0) {
-			remat_i_milp_row_begin(&m); /* c_v <= a_v */
-			rc = remat_i_milp_row_add(&m, ccol[v], 1, err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_add(&m, acol[v], -1, err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
-		}
-		for (k = g->in_off[v]; k < g->in_off[v + 1] && rc == REMAT_OK; k++) {
-			int32_t u = g->in_idx[k];
-
-			if (u == x || acol[u] < 0)
-				continue;
-			remat_i_milp_row_begin(&m); /* c_v <= a_u */
-			rc = remat_i_milp_row_add(&m, ccol[v], 1, err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_add(&m, acol[u], -1, err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
-		}
-	}
-	if (rc == REMAT_OK) {
-		/* What is resident fits beside x: mem(a_v - c_v) over the free part. */
-		remat_i_milp_row_begin(&m);
-		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
-			if (g->mem[v] == 0 || (acol[v] < 0 && ccol[v] < 0))
-				continue;
-			if (acol[v] >= 0)
-				rc = remat_i_milp_row_add(&m, acol[v], (double)g->mem[v], err);
-			else /* a_v = 1 */
-				fixed_mem += g->mem[v];
-			if (rc == REMAT_OK && ccol[v] >= 0)
-				rc = remat_i_milp_row_add(&m, ccol[v], -(double)g->mem[v], err);
-		}
-		if (rc == REMAT_OK)
-			rc = remat_i_milp_row_end(&m, -HUGE_VAL, room - (double)fixed_mem, err);
-	}
-	if (rc)
-		goto out;
-	memset(&mo, 0, sizeof(mo));
-	mo.deadline = deadline;
-	mo.hard = deadline;
-	mo.no_preprocess = 1;
-	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &mo, &mr, err);
-	if (rc || mr.status == REMAT_I_MILP_INFEASIBLE)
-		goto out;
-	val = mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
-	*extra = milp_proven(c, val);
+	REMAT_TRY(window_milp(c, &x, 1, deadline, 0, extra, err));
 	if (*extra > kfit)
 		*extra = kfit;
-out:
-	free(acol);
-	free(ccol);
-	free(fix);
-	remat_i_milp_result_release(&mr);
-	remat_i_milp_release(&m);
-	return rc;
+	return REMAT_OK;
 }
 
 /*
@@ -904,6 +793,56 @@ static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 	return REMAT_OK;
 }
 
+/* A needed node whose own working set is over the budget (nothing fits at all), or -1. */
+static int32_t over_budget(const struct cut *c)
+{
+	const struct remat_graph *g = c->g;
+	int32_t v;
+
+	for (v = 0; v < g->n; v++)
+		if (c->need[v] && g->kind[v] != REMAT_KIND_INPUT &&
+		    remat_i_working_set(g, v) > c->budget)
+			return v;
+	return -1;
+}
+
+/*
+ * The nodes that may prove anything (excess_at() above 0) into
+ * cand[0..*ncand), most excess first.  The exact excess costs a pass
+ * over the graph per node, so nodes are taken in order of the memory
+ * held while they run in the plain order (topo_live(): where a budget
+ * binds first), for at most share of the time left when there is a limit.
+ */
+static int scan_excess(struct cut *c, struct cand *cand, double share, int32_t *ncand,
+		       struct remat_error *err)
+{
+	double until = c->deadline > 0 ? remat_now() + share * (c->deadline - remat_now()) : 0;
+	int32_t n_all = 0, i;
+
+	*ncand = 0;
+	REMAT_TRY(topo_live(c, cand, &n_all, err));
+	for (i = 0; i < n_all; i++) {
+		double e;
+
+		if (i > 0 && ((until > 0 && remat_now() >= until) || expired(c)))
+			break;
+		e = excess_at(c, cand[i].x);
+		if (e <= 0)
+			continue;
+		cand[*ncand] = cand[i];
+		cand[*ncand].excess = e;
+		(*ncand)++;
+	}
+	qsort(cand, (size_t)*ncand, sizeof(*cand), by_excess);
+	return REMAT_OK;
+}
+
+/* The first price of a search: the least cost per byte of the graph. */
+static double first_price(const struct cut *c)
+{
+	return c->g->total_mem > 0 && c->floor > 0 ? c->floor / (double)c->g->total_mem : 1;
+}
+
 int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seconds,
 		    double *bound, enum remat_bound_status *status, int32_t *at,
 		    struct remat_error *err)
@@ -911,7 +850,7 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	struct cut c;
 	struct cand *cand = NULL;
 	double best = 0, lam, extra, full_until, sweep_until;
-	int32_t ncand = 0, nfull, i, v, best_x = -1;
+	int32_t ncand = 0, nfull, i, best_x = -1;
 	int infeasible = 0, rc;
 
 	*bound = NAN;
@@ -925,48 +864,19 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 		goto out;
 	}
 	/*
-	 * Which nodes can prove anything, most promising first.  A node whose
-	 * own working set is over the budget proves at once that nothing fits.
-	 * The exact excess costs a pass over the graph per node, so nodes are
-	 * taken in order of the memory held while they run in the plain
-	 * order, each value freed after its last reader (where a budget binds
-	 * first), for at most a third of the time when there is a limit.
+	 * Which nodes can prove anything, most promising first (a third of
+	 * the time).  A node whose own working set is over the budget proves
+	 * at once that nothing fits.
 	 */
-	rc = REMAT_OK;
-	for (v = 0; v < g->n; v++) {
-		if (!c.need[v] || g->kind[v] == REMAT_KIND_INPUT)
-			continue;
-		if (remat_i_working_set(g, v) > budget) {
-			infeasible = 1;
-			best_x = v;
-			break;
-		}
-	}
-	if (!infeasible) {
-		double scan_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 3 : 0;
-		int32_t n_all = 0;
-
-		rc = topo_live(&c, cand, &n_all, err);
-		for (i = 0; rc == REMAT_OK && i < n_all; i++) {
-			double e;
-
-			if (i > 0 && ((scan_until > 0 && remat_now() >= scan_until) || expired(&c)))
-				break;
-			e = excess_at(&c, cand[i].x);
-			if (e <= 0)
-				continue;
-			cand[ncand] = cand[i];
-			cand[ncand].excess = e;
-			ncand++;
-		}
-	}
-	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
+	best_x = over_budget(&c);
+	infeasible = best_x >= 0;
+	rc = infeasible ? REMAT_OK : scan_excess(&c, cand, 1.0 / 3, &ncand, err);
 	/*
 	 * 1. Each node with its own price search, most excess first, each
 	 * starting from the best price so far; for half of the time when
 	 * there is a limit.
 	 */
-	lam = g->total_mem > 0 && c.floor > 0 ? c.floor / (double)g->total_mem : 1;
+	lam = first_price(&c);
 	full_until = c.deadline > 0 ? remat_now() + 0.5 * (c.deadline - remat_now()) : 0;
 	/* Phases 2 and 3 leave a quarter of the time to the whole knapsacks. */
 	sweep_until = c.deadline > 0 ? remat_now() + 0.75 * (c.deadline - remat_now()) : 0;
@@ -1070,10 +980,13 @@ out:
  * in window i is computed again, and the windows do not overlap, so the
  * schedule costs at least least_cost + the sum of those recomputations.
  * A MILP over all windows at once (CBC, its proven bound at the
- * deadline); on larger models its LP relaxation alone, also a bound.
+ * deadline; with relax, its LP relaxation alone, also a bound).  CBC
+ * runs without its preprocessing, which proved wrong optima on these
+ * models; its answer that nothing fits is not taken as a proof.  With
+ * one moment (k = 1), x's knapsack whole (exact_x).
  */
 static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadline,
-		       double *extra, struct remat_error *err)
+		       int relax, double *extra, struct remat_error *err)
 {
 	const struct remat_graph *g = c->g;
 	struct remat_i_milp m;
@@ -1184,8 +1097,7 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 	opts.deadline = deadline;
 	opts.hard = deadline;
 	opts.no_preprocess = 1;
-	/* Beyond small models CBC rarely proves more than the root in time: the LP alone. */
-	opts.relax = (int64_t)k * g->n > WINDOW_MILP_CELLS;
+	opts.relax = relax;
 	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &m, &opts, &mr, err);
 	if (rc)
 		goto out;
@@ -1214,8 +1126,8 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 	struct cand *cand = NULL;
 	uint8_t *rel = NULL; /* per node: an ancestor or a descendant of each moment so far */
 	int32_t mo[WINDOW_MOMENTS];
-	double lam, extra = 0, best = 0, scan_until, cuts_until;
-	int32_t ncand = 0, n_all = 0, k = 0, i, v;
+	double lam, extra = 0, best = 0, cuts_until;
+	int32_t ncand = 0, k = 0, i, v;
 	int infeasible = 0, rc = REMAT_OK;
 
 	*bound = NAN;
@@ -1228,30 +1140,15 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 		rc = cut_oom(err);
 		goto out;
 	}
-	for (v = 0; v < g->n && !infeasible; v++)
-		if (c.need[v] && g->kind[v] != REMAT_KIND_INPUT &&
-		    remat_i_working_set(g, v) > budget)
-			infeasible = 1;
+	infeasible = over_budget(&c) >= 0;
 	if (infeasible)
 		goto done;
-	/* The nodes whose cut may prove anything, most excess first (a sixth of the time). */
-	scan_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 6 : 0;
-	rc = topo_live(&c, cand, &n_all, err);
-	for (i = 0; rc == REMAT_OK && i < n_all; i++) {
-		double e;
-
-		if (i > 0 && ((scan_until > 0 && remat_now() >= scan_until) || expired(&c)))
-			break;
-		e = excess_at(&c, cand[i].x);
-		if (e <= 0)
-			continue;
-		cand[ncand] = cand[i];
-		cand[ncand].excess = e;
-		ncand++;
-	}
-	qsort(cand, (size_t)ncand, sizeof(*cand), by_excess);
+	/* The nodes whose cut may prove anything (a sixth of the time). */
+	rc = scan_excess(&c, cand, 1.0 / 6, &ncand, err);
+	if (rc)
+		goto out;
 	/* Their own cuts (the moments' candidates), for a sixth more. */
-	lam = g->total_mem > 0 && c.floor > 0 ? c.floor / (double)g->total_mem : 1;
+	lam = first_price(&c);
 	cuts_until = c.deadline > 0 ? remat_now() + (c.deadline - remat_now()) / 5 : 0;
 	for (i = 0; rc == REMAT_OK && i < ncand && !expired(&c); i++) {
 		double l2 = lam, kfit;
@@ -1300,8 +1197,9 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 		struct remat_error e2;
 
 		/* A solver that fails (CBC gave up, no process) proves nothing more. */
+		/* Beyond small models CBC rarely proves more than the root in time: the LP alone. */
 		rc = window_milp(&c, mo, k, c.deadline > 0 ? c.deadline : remat_now() +
-				 CUT_EXACT_SECONDS, &extra, &e2);
+				 CUT_EXACT_SECONDS, (int64_t)k * g->n > WINDOW_MILP_CELLS, &extra, &e2);
 		if (rc == REMAT_ENOMEM)
 			*err = e2;
 		else
