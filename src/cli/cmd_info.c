@@ -305,17 +305,14 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			char b4[32];
 
 			remat_format_bytes(cut_peak, b4, sizeof(b4));
-			if (peak_at == -2)
-				printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
-				       "schedule peaks lower: the outputs, all resident at the end)\n",
-				       b4, (long long)cut_peak, g->no_remat_peak > 0 ?
-				       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0);
-			else
-				printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
-				       "schedule peaks lower: what must stay while %s first runs)\n", b4,
-				       (long long)cut_peak, g->no_remat_peak > 0 ?
-				       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0,
-				       peak_at >= 0 ? g->id[peak_at] : "?");
+			printf("cut peak bound %-14s (%lld bytes, %.1f%% of the no-remat peak; no "
+			       "schedule peaks lower: %s%s%s)\n", b4, (long long)cut_peak,
+			       g->no_remat_peak > 0 ?
+			       100.0 * (double)cut_peak / (double)g->no_remat_peak : 0.0,
+			       peak_at == -2 ? "the outputs, all resident at the end" :
+			       "what must stay while ", peak_at == -2 ? "" :
+			       peak_at >= 0 ? g->id[peak_at] : "?",
+			       peak_at == -2 ? "" : " first runs");
 		}
 		cli_format_cost(g->baseline_cost, b1, sizeof(b1));
 		printf("baseline cost  %s %s\n", b1, g->cost_unit);
@@ -391,7 +388,9 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				       "any order", b2, g->cost_unit, b1,
 				       floor > 0 ? 100 * (win_bound / floor - 1) : 0.0);
 				for (i = 0; i < n_moments && i < INFO_MOMENTS; i++)
-					printf("%s%s", i ? ", " : ": windows between the first computations of ", g->id[moments[i]]);
+					printf("%s%s", i ? ", " :
+					       ": windows between the first computations of ",
+					       g->id[moments[i]]);
 				if (n_moments > INFO_MOMENTS)
 					printf(" and %d more", (int)(n_moments - INFO_MOMENTS));
 				printf("; %.2f s)\n", win_time);
