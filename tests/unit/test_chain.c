@@ -645,8 +645,14 @@ static void gather_json(char *json, size_t cap, int omem)
 	for (i = 8; i >= 1; i--) {
 		char prev[8], next[16];
 
-		snprintf(prev, sizeof(prev), i == 1 ? "x" : "c%d", i - 1);
-		snprintf(next, sizeof(next), i == 8 ? "" : ",\"gc%d\"", i + 1);
+		if (i == 1)
+			snprintf(prev, sizeof(prev), "x");
+		else
+			snprintf(prev, sizeof(prev), "c%d", i - 1);
+		if (i == 8)
+			next[0] = '\0';
+		else
+			snprintf(next, sizeof(next), ",\"gc%d\"", i + 1);
 		u += (size_t)snprintf(json + u, cap - u,
 				      ",{\"id\":\"go%d\",\"kind\":\"backward\",\"mem\":1,"
 				      "\"inputs\":[\"L\",\"c%d\"],\"grad_of\":\"o%d\"}"
