@@ -43,10 +43,16 @@
  *    normalized (computes nobody reads are dropped, everywhere), turned
  *    into a schedule, mapped back to the request's graph and simulated:
  *    kept when valid, within budget and cheaper.
- * 4. Passes alternate: stage windows sliding by half their length over
- *    the stages (a window solved to optimality grows the next by a
- *    quarter, one stopped by its node limit shrinks it), then the
- *    recompute-centred windows.  Two passes in a row without an
+ * 4. Passes alternate: the swap pass (swap_pass.h: keep a value a
+ *    recomputation brought back and recompute others held across where
+ *    memory then overflows, judged by the simulator; for at most
+ *    o->swap_share of the time left, a quarter by default; it also runs
+ *    once on the start, before step 1, as it needs no model), stage windows sliding by half their
+ *    length over the stages (a window solved to optimality grows the
+ *    next by a quarter, one stopped by its node limit shrinks it), then
+ *    the recompute-centred windows.  A swap that moves a first
+ *    computation leaves the model's order: LNS goes on from step 1 in
+ *    the swapped schedule's order (at most LNS_RESTARTS times).  Two passes in a row without an
  *    improvement end the search (the same windows would give the same
  *    answers); a stage window spanning every stage solved to optimality,
  *    or a schedule that recomputes nothing, proves it optimal in its
@@ -69,6 +75,7 @@
 #include "analysis/needed.h"
 #include "plan/lns.h"
 #include "plan/replay_search.h"
+#include "plan/swap_pass.h"
 #include "solver/milp.h"
 
 #define ZERO REMAT_I_CM_ZERO
@@ -85,6 +92,7 @@ void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller)
 	o->window_seconds = 2.0;
 	o->replay_share = 0.9;
 	o->replay_threads = 2;
+	o->swap_share = 0.25;
 }
 
 int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_lns_opts *o,
@@ -107,6 +115,7 @@ int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_l
 	o->replay_stall = v;
 	REMAT_TRY(remat_opt_int(req, "lns-threads", o->replay_threads, 1, 16, &v, err));
 	o->replay_threads = (int)v;
+	REMAT_TRY(remat_opt_double(req, "lns-swap", o->swap_share, 0, 1, &o->swap_share, err));
 	return REMAT_OK;
 }
 
@@ -762,9 +771,13 @@ struct lns {
 	struct remat_i_lns_stats *st;
 	struct remat_i_cm cm;
 	const int32_t *map;      /* model graph -> request graph, or NULL */
+	const int32_t *inv;      /* request graph -> model graph, or NULL */
 	struct pt cur, cand;
 	uint8_t *S, *used;
+	int32_t *stamp;          /* [T] scratch of pt_from_schedule */
 	struct remat_schedule sched;
+	struct remat_schedule swapped; /* the swap pass's, on the request's graph */
+	double swapped_cost;     /* its cost when it left the model's order, else HUGE_VAL */
 	double cost;             /* of cur, simulated */
 	int32_t span;            /* stages of a recompute-centred window */
 	int64_t peak;
@@ -1155,20 +1168,83 @@ static int pass_recomputes(struct lns *L, int *better, struct remat_error *err)
 	return rc;
 }
 
+/*
+ * Step 4, first pass: the swap pass (swap_pass.h) on the current point,
+ * for at most o->swap_share of the time left (a quarter by default).  A cheaper schedule becomes the
+ * point when it maps into the model; one that moved a first computation
+ * out of the model's order is kept aside (L->swapped) and *left is set:
+ * this model's windows cannot improve it, so the search ends with it, and
+ * LNS starts again from it in its own order (up to LNS_RESTARTS times).
+ */
+static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error *err)
+{
+	struct remat_plan_request sub = *L->req;
+	struct remat_i_swap_stats sst;
+	struct remat_sim_result r;
+	struct remat_error e;
+	double now = remat_now();
+	int64_t i;
+	int rc;
+
+	*better = 0;
+	*left = 0;
+	if (L->o->swap_share <= 0)
+		return REMAT_OK;
+	if (L->req->deadline > 0)
+		sub.deadline = now + L->o->swap_share * (L->req->deadline - now);
+	REMAT_TRY(pt_schedule(&L->cm, &L->cur, L->map, &L->sched, err));
+	REMAT_TRY(remat_i_swap_pass(L->req->graph, &L->sched, L->req->budget, &sub, &L->swapped,
+				    &sst, err));
+	L->st->swaps += sst.improved;
+	if (sst.cost >= L->cost - 1e-12 * fmax(1, L->cost))
+		return REMAT_OK;
+	/* Into the model's node indices, and its stages. */
+	REMAT_TRY(remat_schedule_copy(&L->sched, &L->swapped, err));
+	if (L->inv)
+		for (i = 0; i < L->sched.n; i++)
+			L->sched.steps[i].node = L->inv[L->sched.steps[i].node];
+	remat_error_clear(&e);
+	rc = pt_from_schedule(&L->cm, &L->sched, &L->cand, L->stamp, &e);
+	if (rc == REMAT_OK) {
+		pt_normalize(&L->cm, &L->cand, L->S, L->used);
+		REMAT_TRY(judge(L, &L->cand, &r, err));
+		if (r.valid && r.feasible && r.cost < L->cost - 1e-12 * fmax(1, L->cost)) {
+			REMAT_TRY(pt_copy(&L->cur, &L->cand, err));
+			L->cost = r.cost;
+			L->peak = r.peak_mem;
+			L->st->last_s = remat_now() - L->t0;
+			*better = 1;
+			return REMAT_OK;
+		}
+	} else if (rc != REMAT_ENOFIT) {
+		*err = e;
+		return rc;
+	}
+	/* Outside the model (or its stages cost more): the search ends with it. */
+	L->swapped_cost = sst.cost;
+	L->st->last_s = remat_now() - L->t0;
+	*left = 1;
+	return REMAT_OK;
+}
+
 static int search(struct lns *L, struct remat_error *err)
 {
 	int32_t T = L->cm.T, w = L->o->window > 1 ? L->o->window : 2;
-	int stale = 0, b1, b2;
+	int stale = 0, b1, b2, b3, left;
 
 	L->span = SPAN_FIRST;
 	if (w > T)
 		w = T;
 	while (T > 0 && !stop_now(L) && !L->st->proven) {
+		/* The swap pass first: it is cheap next to the windows. */
+		REMAT_TRY(pass_swaps(L, &b3, &left, err));
+		if (left || stop_now(L))
+			break;
 		REMAT_TRY(pass_stages(L, &w, &b1, err));
 		if (L->st->proven || stop_now(L))
 			break;
 		REMAT_TRY(pass_recomputes(L, &b2, err));
-		if (b1 || b2) {
+		if (b1 || b2 || b3) {
 			stale = 0;
 		} else {
 			if (++stale >= STALE_PASSES)
@@ -1253,20 +1329,23 @@ done:
 	return rc;
 }
 
-int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,
-			const struct remat_i_lns_opts *o, struct remat_schedule *out,
-			struct remat_i_lns_stats *st, struct remat_error *err)
+/* Times the search goes on in the order of a swap that left its model. */
+#define LNS_RESTARTS 4
+
+static int improve(const struct remat_plan_request *req, const struct remat_schedule *start,
+		   const struct remat_i_lns_opts *o, struct remat_schedule *out,
+		   struct remat_i_lns_stats *st, int depth, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
 	struct remat_i_lns_stats local;
 	struct remat_i_replay_search_stats rst;
 	struct remat_graph *pg = NULL;
-	struct remat_schedule s2, rs;
+	struct remat_schedule s2, rs, sw;
 	struct remat_sim_result r;
 	struct remat_error e;
 	struct lns L;
 	int32_t *order = NULL, *inv = NULL, v, *stamp = NULL;
-	int rc, same = 1;
+	int rc, same = 1, restart = 0;
 	int64_t i;
 
 	if (!st)
@@ -1276,6 +1355,9 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 	remat_schedule_init(&s2);
 	remat_schedule_init(&rs);
 	remat_schedule_init(&L.sched);
+	remat_schedule_init(&L.swapped);
+	remat_schedule_init(&sw);
+	L.swapped_cost = HUGE_VAL;
 	L.req = req;
 	L.o = o;
 	L.st = st;
@@ -1294,8 +1376,10 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
 		goto done;
 	}
-	if (o->target > 0 && r.cost <= o->target)
-		return REMAT_OK; /* already as good as asked */
+	if (o->target > 0 && r.cost <= o->target) {
+		rc = REMAT_OK; /* already as good as asked */
+		goto done;
+	}
 	/* Step 0: a cheaper start from the order search, when it recomputes. */
 	if (o->replay_share > 0 && r.cost > remat_i_least_cost(g) * (1 + 1e-12)) {
 		rc = replay_start(&L, start, order, &rs, &rst, err);
@@ -1305,6 +1389,40 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 			start = &rs;
 		if (o->target > 0 && st->cost <= o->target)
 			goto done; /* out holds the search's schedule */
+	}
+	/*
+	 * The swap pass on the start (step 4's first pass), here too: it needs
+	 * no model, and the order search's schedules often do not map into one.
+	 */
+	if (o->swap_share > 0 && st->cost > remat_i_least_cost(g) * (1 + 1e-12)) {
+		struct remat_plan_request sub = *req;
+		struct remat_i_swap_stats sst;
+		double now = remat_now();
+
+		if (req->deadline > 0)
+			sub.deadline = now + o->swap_share * (req->deadline - now);
+		remat_error_clear(&e);
+		rc = remat_i_swap_pass(g, start, req->budget, &sub, &sw, &sst, &e);
+		if (rc == REMAT_ENOFIT) {
+			sst.improved = 0; /* its frees matter: no start for the pass */
+			sst.cost = HUGE_VAL;
+			rc = REMAT_OK;
+		}
+		if (rc) {
+			*err = e;
+			goto done;
+		}
+		st->swaps += sst.improved;
+		if (sst.cost < st->cost * (1 - 1e-12)) {
+			rc = remat_schedule_copy(out, &sw, err);
+			if (rc)
+				goto done;
+			st->cost = sst.cost;
+			st->last_s = remat_now() - L.t0;
+			start = &sw;
+			if (o->target > 0 && st->cost <= o->target)
+				goto done;
+		}
 	}
 	/* Step 1: the order of the start's first computations. */
 	rc = remat_order_from_schedule(g, start, order, err);
@@ -1324,6 +1442,7 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 		for (i = 0; i < s2.n; i++)
 			s2.steps[i].node = inv[s2.steps[i].node];
 		L.map = order;
+		L.inv = inv;
 	}
 	rc = remat_i_cm_init(&L.cm, pg ? pg : g, req->budget, 0, err);
 	if (rc)
@@ -1332,6 +1451,7 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 	L.S = malloc((size_t)L.cm.N + 1);
 	L.used = malloc((size_t)L.cm.N + 1);
 	stamp = malloc(sizeof(int32_t) * ((size_t)L.cm.T + 1));
+	L.stamp = stamp;
 	if (!L.S || !L.used || !stamp) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
 		goto done;
@@ -1358,7 +1478,11 @@ int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat
 	L.cost = r.cost;
 	L.peak = r.peak_mem;
 	rc = search(&L, err);
-	if (rc == REMAT_OK && L.cost < st->cost) {
+	if (rc == REMAT_OK && L.swapped_cost < L.cost && L.swapped_cost < st->cost) {
+		rc = remat_schedule_copy(out, &L.swapped, err);
+		st->cost = L.swapped_cost;
+		restart = rc == REMAT_OK && depth < LNS_RESTARTS && !remat_plan_expired(req);
+	} else if (rc == REMAT_OK && L.cost < st->cost) {
 		rc = pt_schedule(&L.cm, &L.cur, L.map, out, err);
 		st->cost = L.cost;
 	}
@@ -1371,9 +1495,43 @@ done:
 	pt_release(&L.cur);
 	pt_release(&L.cand);
 	remat_schedule_release(&L.sched);
+	remat_schedule_release(&L.swapped);
+	remat_schedule_release(&sw);
 	remat_schedule_release(&s2);
 	remat_schedule_release(&rs);
 	remat_i_cm_release(&L.cm);
 	remat_graph_free(pg);
+	if (restart) {
+		/* Step 4's swap left the model's order: go on in its own order. */
+		struct remat_i_lns_opts o2 = *o;
+		struct remat_i_lns_stats st2;
+		struct remat_schedule next;
+
+		o2.replay_share = 0;
+		remat_schedule_init(&next);
+		rc = remat_schedule_copy(&next, out, err);
+		if (rc == REMAT_OK)
+			rc = improve(req, &next, &o2, out, &st2, depth + 1, err);
+		if (rc == REMAT_OK) {
+			st->windows += st2.windows;
+			st->improved += st2.improved;
+			st->rejected += st2.rejected;
+			st->swaps += st2.swaps;
+			st->stages = st2.stages;
+			st->proven = st2.proven;
+			if (st2.cost < st->cost) {
+				st->cost = st2.cost;
+				st->last_s = remat_now() - L.t0;
+			}
+		}
+		remat_schedule_release(&next);
+	}
 	return rc;
+}
+
+int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,
+			const struct remat_i_lns_opts *o, struct remat_schedule *out,
+			struct remat_i_lns_stats *st, struct remat_error *err)
+{
+	return improve(req, start, o, out, st, 0, err);
 }

@@ -24,6 +24,9 @@ struct remat_i_lns_opts {
 	int64_t replay_stall;    /* its scores without improvement before it
 				    stops; 0: 2000 + 8 per node (default) */
 	int replay_threads;      /* its climbers, one thread each (default 2) */
+	double swap_share;       /* share of the time left each run of the swap
+				    pass (swap_pass.h) may take (default 0.25;
+				    0: no swap pass) */
 	double target;           /* stop once the cost is at most this (a lower
 				    bound plus the caller's gap); 0: none */
 };
@@ -44,6 +47,7 @@ struct remat_i_lns_stats {
 				    optimality: out is optimal in its order */
 	double start_cost, cost; /* before and after */
 	double last_s;           /* seconds from the start of LNS to its last improvement */
+	int64_t swaps;           /* exchanges the swap pass kept (swap_pass.h) */
 	int64_t replay_evals;    /* orders the order search replayed */
 	double replay_cost;      /* its cheapest schedule (HUGE_VAL: none; it
 				    replaced the start when cheaper) */

@@ -445,16 +445,16 @@ static int auto_plan(const struct remat_plan_request *req,
 			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
 			 "optimal: its cost is that" : "within the gap", bound_name(cut_lb,
 			 win_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
-	else if (req->report && st.windows > 0) {
+	else if (req->report && (st.windows > 0 || st.swaps > 0 || st.replay_evals > 0)) {
 		/* Where the order search left the cost, then where the windows did. */
 		double mid = st.replay_cost < st.start_cost ? st.replay_cost : st.start_cost;
 
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "auto: lns replayed %lld orders (cost %+.3f%%), then solved %lld window "
-			 "MILPs (%lld improved the plan, cost %+.3f%%)%s",
+			 "auto: lns replayed %lld orders (cost %+.3f%%), then kept %lld exchanges "
+			 "and solved %lld window MILPs, %lld improving the plan (cost %+.3f%%)%s",
 			 (long long)st.replay_evals,
 			 st.start_cost > 0 ? 100 * (mid / st.start_cost - 1) : 0.0,
-			 (long long)st.windows, (long long)st.improved,
+			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
 			 mid > 0 ? 100 * (st.cost / mid - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 	}

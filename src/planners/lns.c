@@ -54,6 +54,9 @@ static const struct remat_planner_option lns_options[] = {
 	  "(default 2000 + 8 per node)" },
 	{ "lns-threads", "N", "run that search as N independent climbers on N threads; the "
 	  "cheapest wins (default 2)" },
+	{ "lns-swap", "F", "exchange one recomputation for others (keep a value, recompute "
+	  "values held across where memory overflows) for at most F of the time left, before "
+	  "the windows and between their rounds (default 0.25; 0: off)" },
 	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
 	  "proven (default 0.0001; 0: only at the bound, or the time limit)" },
 	{ NULL, NULL, NULL }
@@ -145,10 +148,10 @@ static int lns_plan(const struct remat_plan_request *req, struct remat_schedule 
 		rc = remat_i_lns_improve(req, &k.best.sched, &o, out, &st, err);
 	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "lns: %lld order replays (%s), %lld window MILPs, %lld improved the "
-			 "start (cost %+.3f%%)%s", (long long)st.replay_evals,
+			 "lns: %lld order replays (%s), %lld exchanges kept, %lld window MILPs, "
+			 "%lld improved the start (cost %+.3f%%)%s", (long long)st.replay_evals,
 			 st.replay_cost < st.start_cost ? "a cheaper start" : "no cheaper start",
-			 (long long)st.windows, (long long)st.improved,
+			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
 			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 		if (st.proven) {
