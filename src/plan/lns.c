@@ -47,12 +47,13 @@
  *    recomputation brought back and recompute others held across where
  *    memory then overflows, judged by the simulator; for at most
  *    o->swap_share of the time left, a quarter by default; it also runs
- *    once on the start, before step 1, as it needs no model), stage windows sliding by half their
- *    length over the stages (a window solved to optimality grows the
- *    next by a quarter, one stopped by its node limit shrinks it), then
- *    the recompute-centred windows.  A swap that moves a first
- *    computation leaves the model's order: LNS goes on from step 1 in
- *    the swapped schedule's order (at most LNS_RESTARTS times).  Two passes in a row without an
+ *    once on the start, before step 1, as it needs no model), stage
+ *    windows sliding by half their length over the stages (a window
+ *    solved to optimality grows the next by a quarter, one stopped by
+ *    its node limit shrinks it), then the recompute-centred windows.  A
+ *    swap that moves a first computation leaves the model's order: LNS
+ *    goes on from step 1 in the swapped schedule's order (at most
+ *    LNS_RESTARTS times).  Two passes in a row without an
  *    improvement end the search (the same windows would give the same
  *    answers); a stage window spanning every stage solved to optimality,
  *    or a schedule that recomputes nothing, proves it optimal in its
@@ -1170,11 +1171,12 @@ static int pass_recomputes(struct lns *L, int *better, struct remat_error *err)
 
 /*
  * Step 4, first pass: the swap pass (swap_pass.h) on the current point,
- * for at most o->swap_share of the time left (a quarter by default).  A cheaper schedule becomes the
- * point when it maps into the model; one that moved a first computation
- * out of the model's order is kept aside (L->swapped) and *left is set:
- * this model's windows cannot improve it, so the search ends with it, and
- * LNS starts again from it in its own order (up to LNS_RESTARTS times).
+ * for at most o->swap_share of the time left (a quarter by default).  A
+ * cheaper schedule becomes the point when it maps into the model; one
+ * that moved a first computation out of the model's order (or whose
+ * stages cost more) is kept aside (L->swapped) and *left is set: this
+ * model's windows cannot improve it, so the search ends with it, and LNS
+ * starts again from it in its own order (up to LNS_RESTARTS times).
  */
 static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error *err)
 {
