@@ -1331,6 +1331,46 @@ done:
 	return rc;
 }
 
+/*
+ * Without windows (the schedule does not map into a model, or its swaps
+ * left one LNS_RESTARTS times), the swap pass on out until it stops
+ * improving or the deadline: the time is the search's either way.
+ */
+static int swap_rest(const struct remat_plan_request *req, const struct remat_i_lns_opts *o,
+		     struct remat_schedule *out, struct remat_i_lns_stats *st, double t0,
+		     struct remat_error *err)
+{
+	struct remat_schedule from, to;
+	struct remat_i_swap_stats sst;
+	struct remat_error e;
+	int rc;
+
+	if (o->swap_share <= 0 || remat_plan_expired(req))
+		return REMAT_OK;
+	remat_schedule_init(&from);
+	remat_schedule_init(&to);
+	remat_error_clear(&e);
+	rc = remat_schedule_copy(&from, out, err);
+	if (rc == REMAT_OK) {
+		rc = remat_i_swap_pass(req->graph, &from, req->budget, req, &to, &sst, &e);
+		if (rc == REMAT_ENOFIT) {
+			rc = REMAT_OK; /* its frees matter: no start for the pass */
+		} else if (rc) {
+			*err = e;
+		} else {
+			st->swaps += sst.improved;
+			if (sst.cost < st->cost * (1 - 1e-12)) {
+				rc = remat_schedule_copy(out, &to, err);
+				st->cost = sst.cost;
+				st->last_s = remat_now() - t0;
+			}
+		}
+	}
+	remat_schedule_release(&from);
+	remat_schedule_release(&to);
+	return rc;
+}
+
 /* Times the search goes on in the order of a swap that left its model. */
 #define LNS_RESTARTS 4
 
@@ -1347,7 +1387,7 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	struct remat_error e;
 	struct lns L;
 	int32_t *order = NULL, *inv = NULL, v, *stamp = NULL;
-	int rc, same = 1, restart = 0;
+	int rc, same = 1, restart = 0, no_model = 0;
 	int64_t i;
 
 	if (!st)
@@ -1466,7 +1506,8 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	remat_error_clear(&e);
 	rc = pt_from_schedule(&L.cm, pg ? &s2 : start, &L.cur, stamp, &e);
 	if (rc == REMAT_ENOFIT) {
-		rc = REMAT_OK; /* does not map: nothing to improve */
+		rc = REMAT_OK; /* does not map: no windows */
+		no_model = 1;
 		goto done;
 	}
 	if (rc) {
@@ -1475,8 +1516,10 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	}
 	pt_normalize(&L.cm, &L.cur, L.S, L.used);
 	rc = judge(&L, &L.cur, &r, err);
-	if (rc || !r.valid || !r.feasible || r.cost > st->cost * (1 + 1e-12))
+	if (rc || !r.valid || !r.feasible || r.cost > st->cost * (1 + 1e-12)) {
+		no_model = rc == REMAT_OK;
 		goto done; /* over budget in the model's stage order */
+	}
 	L.cost = r.cost;
 	L.peak = r.peak_mem;
 	rc = search(&L, err);
@@ -1484,6 +1527,7 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 		rc = remat_schedule_copy(out, &L.swapped, err);
 		st->cost = L.swapped_cost;
 		restart = rc == REMAT_OK && depth < LNS_RESTARTS && !remat_plan_expired(req);
+		no_model = rc == REMAT_OK && !restart;
 	} else if (rc == REMAT_OK && L.cost < st->cost) {
 		rc = pt_schedule(&L.cm, &L.cur, L.map, out, err);
 		st->cost = L.cost;
@@ -1528,6 +1572,8 @@ done:
 		}
 		remat_schedule_release(&next);
 	}
+	if (rc == REMAT_OK && no_model)
+		rc = swap_rest(req, o, out, st, L.t0, err);
 	return rc;
 }
 
