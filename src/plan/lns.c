@@ -57,7 +57,10 @@
  *    improvement end the search (the same windows would give the same
  *    answers); a stage window spanning every stage solved to optimality,
  *    or a schedule that recomputes nothing, proves it optimal in its
- *    order.  Stop at the deadline or after o->max_windows too.
+ *    order.  Stop at the deadline or after o->max_windows too.  When
+ *    there can be no windows (the start does not map into the model, or
+ *    the restarts ran out), the swap pass has the rest of the time
+ *    (swap_rest).
  *
  * Never worse than its start (only cheaper schedules are kept, each
  * checked by the simulator); deterministic for a given start and options
