@@ -20,7 +20,7 @@ struct remat_i_lns_opts {
 	double window_seconds;   /* wall-clock cap per sub-MILP (default 2 s) */
 	double replay_share;     /* share of the time left spent first on the
 				    order search by replay (replay_search.h;
-				    default 0.5, 0: none) */
+				    default 0.9, 0: none) */
 	int64_t replay_stall;    /* its scores without improvement before it
 				    stops; 0: 2000 + 8 per node (default) */
 	int replay_threads;      /* its climbers, one thread each (default 2) */
