@@ -781,7 +781,8 @@ struct lns {
 	int32_t *stamp;          /* [T] scratch of pt_from_schedule */
 	struct remat_schedule sched;
 	struct remat_schedule swapped; /* the swap pass's, on the request's graph */
-	double swapped_cost;     /* its cost when it left the model's order, else HUGE_VAL */
+	double swapped_cost;     /* its cost when it is not the point, else HUGE_VAL */
+	int left;                /* it left the model's order */
 	double cost;             /* of cur, simulated */
 	int32_t span;            /* stages of a recompute-centred window */
 	int64_t peak;
@@ -1175,17 +1176,18 @@ static int pass_recomputes(struct lns *L, int *better, struct remat_error *err)
 /*
  * Step 4, first pass: the swap pass (swap_pass.h) on the current point,
  * for at most o->swap_share of the time left (a quarter by default).  A
- * cheaper schedule becomes the point when it maps into the model; one
- * that moved a first computation out of the model's order (or whose
- * stages cost more) is kept aside (L->swapped) and *left is set: this
- * model's windows cannot improve it, so the search ends with it, and LNS
- * starts again from it in its own order (up to LNS_RESTARTS times).
+ * cheaper schedule becomes the point when it maps into the model, else it
+ * is kept aside (L->swapped, when the cheapest so far).  One that moved a
+ * first computation out of the model's order sets *left: this model's
+ * windows cannot improve it, so the search ends with it, and LNS starts
+ * again from it in its own order (up to LNS_RESTARTS times).
  */
 static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error *err)
 {
 	struct remat_plan_request sub = *L->req;
 	struct remat_i_swap_stats sst;
 	struct remat_sim_result r;
+	struct remat_schedule res;
 	struct remat_error e;
 	double now = remat_now();
 	int64_t i;
@@ -1197,14 +1199,18 @@ static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error 
 		return REMAT_OK;
 	if (L->req->deadline > 0)
 		sub.deadline = now + L->o->swap_share * (L->req->deadline - now);
-	REMAT_TRY(pt_schedule(&L->cm, &L->cur, L->map, &L->sched, err));
-	REMAT_TRY(remat_i_swap_pass(L->req->graph, &L->sched, L->req->budget, &sub, &L->swapped,
-				    &sst, err));
+	remat_schedule_init(&res);
+	rc = pt_schedule(&L->cm, &L->cur, L->map, &L->sched, err);
+	if (rc == REMAT_OK)
+		rc = remat_i_swap_pass(L->req->graph, &L->sched, L->req->budget, &sub, &res, &sst,
+				       err);
+	if (rc || sst.cost >= L->cost - 1e-12 * fmax(1, L->cost))
+		goto done;
 	L->st->swaps += sst.improved;
-	if (sst.cost >= L->cost - 1e-12 * fmax(1, L->cost))
-		return REMAT_OK;
 	/* Into the model's node indices, and its stages. */
-	REMAT_TRY(remat_schedule_copy(&L->sched, &L->swapped, err));
+	rc = remat_schedule_copy(&L->sched, &res, err);
+	if (rc)
+		goto done;
 	if (L->inv)
 		for (i = 0; i < L->sched.n; i++)
 			L->sched.steps[i].node = L->inv[L->sched.steps[i].node];
@@ -1212,24 +1218,31 @@ static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error 
 	rc = pt_from_schedule(&L->cm, &L->sched, &L->cand, L->stamp, &e);
 	if (rc == REMAT_OK) {
 		pt_normalize(&L->cm, &L->cand, L->S, L->used);
-		REMAT_TRY(judge(L, &L->cand, &r, err));
-		if (r.valid && r.feasible && r.cost < L->cost - 1e-12 * fmax(1, L->cost)) {
-			REMAT_TRY(pt_copy(&L->cur, &L->cand, err));
+		rc = judge(L, &L->cand, &r, err);
+		if (rc == REMAT_OK && r.valid && r.feasible &&
+		    r.cost < L->cost - 1e-12 * fmax(1, L->cost)) {
+			rc = pt_copy(&L->cur, &L->cand, err);
 			L->cost = r.cost;
 			L->peak = r.peak_mem;
 			L->st->last_s = remat_now() - L->t0;
 			*better = 1;
-			return REMAT_OK;
+			goto done;
 		}
-	} else if (rc != REMAT_ENOFIT) {
+	} else if (rc == REMAT_ENOFIT) {
+		*left = 1; /* out of the model's order: LNS starts again in its own */
+		rc = REMAT_OK;
+	} else {
 		*err = e;
-		return rc;
 	}
-	/* Outside the model (or its stages cost more): the search ends with it. */
-	L->swapped_cost = sst.cost;
-	L->st->last_s = remat_now() - L->t0;
-	*left = 1;
-	return REMAT_OK;
+	/* Not the point (out of the order, or its stages cost more): aside. */
+	if (rc == REMAT_OK && sst.cost < L->swapped_cost) {
+		rc = remat_schedule_copy(&L->swapped, &res, err);
+		L->swapped_cost = sst.cost;
+		L->st->last_s = remat_now() - L->t0;
+	}
+done:
+	remat_schedule_release(&res);
+	return rc;
 }
 
 static int search(struct lns *L, struct remat_error *err)
@@ -1243,6 +1256,7 @@ static int search(struct lns *L, struct remat_error *err)
 	while (T > 0 && !stop_now(L) && !L->st->proven) {
 		/* The swap pass first: it is cheap next to the windows. */
 		REMAT_TRY(pass_swaps(L, &b3, &left, err));
+		L->left = left;
 		if (left || stop_now(L))
 			break;
 		REMAT_TRY(pass_stages(L, &w, &b1, err));
@@ -1529,8 +1543,11 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	if (rc == REMAT_OK && L.swapped_cost < L.cost && L.swapped_cost < st->cost) {
 		rc = remat_schedule_copy(out, &L.swapped, err);
 		st->cost = L.swapped_cost;
-		restart = rc == REMAT_OK && depth < LNS_RESTARTS && !remat_plan_expired(req);
-		no_model = rc == REMAT_OK && !restart;
+		if (rc == REMAT_OK && L.left) {
+			restart = depth < LNS_RESTARTS && !remat_plan_expired(req) &&
+				  (o->max_windows <= 0 || st->windows < o->max_windows);
+			no_model = !restart;
+		}
 	} else if (rc == REMAT_OK && L.cost < st->cost) {
 		rc = pt_schedule(&L.cm, &L.cur, L.map, out, err);
 		st->cost = L.cost;
@@ -1557,6 +1574,8 @@ done:
 		struct remat_schedule next;
 
 		o2.replay_share = 0;
+		if (o->max_windows > 0)
+			o2.max_windows = o->max_windows - st->windows; /* the caller's cap in all */
 		remat_schedule_init(&next);
 		rc = remat_schedule_copy(&next, out, err);
 		if (rc == REMAT_OK)

@@ -14,10 +14,13 @@
  *    the values held across p (computed before p, not read at p, read
  *    later without a compute in between), x excepted, are the
  *    candidates; recomputing one, w, right before its first read after
- *    p frees it from its last read before p to there.  Of the largest
- *    SWAP_CANDS candidates, take the one whose insertion fits the limit
- *    at least cost; else the cheapest that moves the first overflow past
- *    p; else give up.  Up to SWAP_REPAIRS insertions.
+ *    p frees it from its last read before p to there (or, second try,
+ *    with that read moved to just after the next compute of one of w's
+ *    inputs, so that w is rebuilt from a value brought back anyway).
+ *    Of the largest SWAP_CANDS candidates, take the one whose insertion
+ *    fits the limit at least cost; else the cheapest that moves the
+ *    first overflow past p; else give up.  Up to SWAP_REPAIRS
+ *    insertions.
  * 3. Keep the result when it is within the limit and cheaper.
  *
  * A round tries every recomputation, costliest node first; an exchange
@@ -116,37 +119,33 @@ static int32_t first_over(const struct sw *w, int32_t n)
 	return -1;
 }
 
-/* Drop computes nobody reads (step 1), until none is left. */
+/*
+ * Drop computes nobody reads (step 1), in one backward sweep: a compute
+ * stays when a later step reads its value before the node's next compute
+ * (or it is an output's last), and only computes that stay mark their
+ * inputs read, so whatever fed only dropped computes goes too.
+ */
 static void prune(struct sw *w, int32_t *seq, int32_t *n)
 {
 	const struct remat_graph *g = w->g;
-	int32_t i, k, m, changed = 1;
+	int32_t i, k, m = 0;
 
-	while (changed) {
-		changed = 0;
-		for (i = 0; i < g->n; i++)
-			w->latest[i] = -1;
-		for (i = 0; i < *n; i++) {
-			int32_t v = seq[i];
+	for (i = 0; i < g->n; i++)
+		w->done[i] = g->is_output[i]; /* read after this point */
+	for (i = *n - 1; i >= 0; i--) {
+		int32_t v = seq[i];
 
-			w->read[i] = 0;
-			for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
-				if (w->latest[g->in_idx[k]] >= 0)
-					w->read[w->latest[g->in_idx[k]]] = 1;
-			w->latest[v] = i;
-		}
-		m = 0;
-		for (i = 0; i < *n; i++) {
-			int32_t v = seq[i];
-
-			if (!w->read[i] && !(g->is_output[v] && w->latest[v] == i)) {
-				changed = 1;
-				continue;
-			}
-			seq[m++] = v;
-		}
-		*n = m;
+		w->read[i] = w->done[v];
+		w->done[v] = 0;
+		if (!w->read[i])
+			continue;
+		for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+			w->done[g->in_idx[k]] = 1;
 	}
+	for (i = 0; i < *n; i++)
+		if (w->read[i])
+			seq[m++] = seq[i];
+	*n = m;
 }
 
 static int recomputable(const struct remat_graph *g, int32_t v)
@@ -266,8 +265,7 @@ static int exchange(struct sw *w, int32_t i, int *kept, struct remat_i_swap_stat
 	REMAT_TRY(judge(w, w->cand, w->ncand, &r));
 	st->tried++;
 	if (!r.valid)
-		return REMAT_FAIL(w->err, REMAT_EINTERNAL, "swap pass: dropping a recomputation "
-				  "of '%s' left an invalid order: %s", g->id[x], r.error);
+		return REMAT_OK; /* cannot happen (step 1); the simulator judges anyway */
 	for (rep = 0; !r.feasible && rep < SWAP_REPAIRS; rep++) {
 		int32_t nc, k, pick = -1, pick_over = -1;
 		double pick_cost = HUGE_VAL, base = r.cost;
@@ -289,11 +287,8 @@ static int exchange(struct sw *w, int32_t i, int *kept, struct remat_i_swap_stat
 			insert(w, v, q, at);
 			REMAT_TRY(judge(w, w->trial, w->ntrial, &tr));
 			st->tried++;
-			if (!tr.valid && at < 0)
-				return REMAT_FAIL(w->err, REMAT_EINTERNAL, "swap pass: recomputing "
-						  "'%s' left an invalid order: %s", g->id[v], tr.error);
 			if (!tr.valid)
-				continue; /* the reader's value is read before its new place */
+				continue; /* the moved reader's value is read before its new place */
 			over = first_over(w, w->ntrial);
 			/* A fit beats any progress; then the least cost, then the latest overflow. */
 			if ((tr.feasible && (!fits || tr.cost < pick_cost)) ||
@@ -439,7 +434,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 				rc = grow(&w, w.ncur + SWAP_REPAIRS + 2);
 			if (rc)
 				break;
-			/* The positions moved: list them again, going on from rank j. */
+			/* The positions moved: list them again, going on at rank j. */
 			free(pos);
 			pos = malloc(sizeof(int32_t) * ((size_t)w.ncur + 1));
 			if (!pos) {
@@ -447,6 +442,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 				break;
 			}
 			npos = recomputations(&w, pos);
+			j--; /* rank j holds the next costliest now */
 		}
 	}
 	if (rc == REMAT_OK) {

@@ -15,7 +15,7 @@
 #include "remat/planner.h"
 
 struct remat_i_swap_stats {
-	int64_t tried;        /* exchanges simulated */
+	int64_t tried;        /* simulations of exchanges and of their repairs */
 	int64_t improved;     /* exchanges kept */
 	int64_t inserted;     /* recomputations the kept exchanges inserted */
 	double start_cost, cost;

@@ -148,8 +148,8 @@ static int lns_plan(const struct remat_plan_request *req, struct remat_schedule 
 		rc = remat_i_lns_improve(req, &k.best.sched, &o, out, &st, err);
 	if (rc == REMAT_OK && req->report) {
 		snprintf(req->report->note, sizeof(req->report->note),
-			 "lns: %lld order replays (%s), %lld exchanges kept, %lld window MILPs, "
-			 "%lld improved the start (cost %+.3f%%)%s", (long long)st.replay_evals,
+			 "lns: %lld order replays (%s), %lld exchanges kept, %lld window MILPs "
+			 "(%lld improving): cost %+.3f%% from the start%s", (long long)st.replay_evals,
 			 st.replay_cost < st.start_cost ? "a cheaper start" : "no cheaper start",
 			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
 			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
