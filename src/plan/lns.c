@@ -16,9 +16,9 @@
  *    that graph.  The schedule becomes a point of the model: stage t
  *    computes the nodes run after node t-1's first computation and up to
  *    node t's, in index order.  (A stage that computes a node twice does
- *    not map: LNS then returns the start.)  The simulator judges the
- *    point's schedule; over budget (computes reordered within a stage can
- *    cost memory) it is no start either.
+ *    not map: there are no windows then, only the swap pass of step 4.)
+ *    The simulator judges the point's schedule; over budget (computes
+ *    reordered within a stage can cost memory) it is no start either.
  * 2. A window is stages a..b-1 and a set K of free nodes; every other
  *    node keeps the start's R and S there (constants), and everything
  *    outside the stages stays: the computes of the other stages, hence

@@ -26,7 +26,8 @@ struct remat_i_lns_opts {
 	int replay_threads;      /* its climbers, one thread each (default 2) */
 	double swap_share;       /* share of the time left each run of the swap
 				    pass (swap_pass.h) may take (default 0.25;
-				    0: no swap pass) */
+				    0: no swap pass); without windows it has
+				    all the rest */
 	double target;           /* stop once the cost is at most this (a lower
 				    bound plus the caller's gap); 0: none */
 };
@@ -57,13 +58,16 @@ struct remat_i_lns_stats {
  * Improve start (a valid schedule of req->graph within req->budget): when
  * it recomputes something, first by the order search of replay_search.h
  * from the order of its first computations (o->replay_share of the time
- * left), then by LNS in the order of the cheaper schedule's first
- * computations until req->deadline (or
- * o->max_windows; with neither, until a pass over all stages at the
- * largest window improves nothing).  out receives a compute-only schedule
- * of req->graph, never costlier than start (start itself when nothing
- * better was found or start does not map into the model).  REMAT_OK, or
- * REMAT_ENOMEM / REMAT_EINTERNAL.
+ * left) and the swap pass of swap_pass.h (o->swap_share), then by LNS in
+ * the order of the cheaper schedule's first computations, swap passes
+ * between its rounds of windows, until req->deadline (or o->max_windows;
+ * with neither, until a pass over all stages at the largest window
+ * improves nothing).  A swap that leaves the model's order starts LNS
+ * again in its own; without windows (no model, or no restart left) the
+ * swap pass has the rest of the time.  out receives a schedule of
+ * req->graph never costlier than start: start itself when nothing better
+ * was found, else a compute-only one.  REMAT_OK, or REMAT_ENOMEM /
+ * REMAT_EINTERNAL.
  */
 int remat_i_lns_improve(const struct remat_plan_request *req, const struct remat_schedule *start,
 			const struct remat_i_lns_opts *o, struct remat_schedule *out,

@@ -56,7 +56,8 @@ static const struct remat_planner_option lns_options[] = {
 	  "cheapest wins (default 2)" },
 	{ "lns-swap", "F", "exchange one recomputation for others (keep a value, recompute "
 	  "values held across where memory overflows) for at most F of the time left, before "
-	  "the windows and between their rounds (default 0.25; 0: off)" },
+	  "the windows and between their rounds, and all of it when there can be no windows "
+	  "(default 0.25; 0: off)" },
 	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
 	  "proven (default 0.0001; 0: only at the bound, or the time limit)" },
 	{ NULL, NULL, NULL }
