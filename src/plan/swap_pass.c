@@ -53,6 +53,7 @@ struct sw {
 	int32_t *cur, ncur;        /* the current order */
 	int32_t *cand, ncand;      /* an exchange being built */
 	int32_t *trial, ntrial;    /* cand with one insertion */
+	int32_t *pos;              /* [cap] positions of cur's recomputations */
 	int64_t *tl;               /* [cap] memory at each step */
 	uint8_t *read;             /* [cap] */
 	int32_t *latest;           /* [n] latest compute position, -1 */
@@ -89,6 +90,7 @@ static int grow(struct sw *w, int32_t need)
 	GROW(cur, int32_t);
 	GROW(cand, int32_t);
 	GROW(trial, int32_t);
+	GROW(pos, int32_t);
 	GROW(tl, int64_t);
 	GROW(read, uint8_t);
 #undef GROW
@@ -376,7 +378,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 	struct sw w;
 	struct remat_i_swap_stats own;
 	struct remat_sim_result r;
-	int32_t *pos = NULL, npos, j;
+	int32_t npos, j;
 	int64_t i, n = 0;
 	int rc, improved = 1, kept;
 
@@ -417,15 +419,9 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 	st->start_cost = st->cost = r.cost;
 	while (improved && rc == REMAT_OK && !expired(req)) {
 		improved = 0;
-		free(pos);
-		pos = malloc(sizeof(int32_t) * ((size_t)w.ncur + 1));
-		if (!pos) {
-			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the swap pass");
-			break;
-		}
-		npos = recomputations(&w, pos);
+		npos = recomputations(&w, w.pos);
 		for (j = 0; j < npos && rc == REMAT_OK && !expired(req); j++) {
-			rc = exchange(&w, pos[j], &kept, st);
+			rc = exchange(&w, w.pos[j], &kept, st);
 			if (rc || !kept)
 				continue;
 			improved = 1;
@@ -435,13 +431,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 			if (rc)
 				break;
 			/* The positions moved: list them again, going on at rank j. */
-			free(pos);
-			pos = malloc(sizeof(int32_t) * ((size_t)w.ncur + 1));
-			if (!pos) {
-				rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the swap pass");
-				break;
-			}
-			npos = recomputations(&w, pos);
+			npos = recomputations(&w, w.pos);
 			j--; /* rank j holds the next costliest now */
 		}
 	}
@@ -453,8 +443,8 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 		st->cost = w.cost;
 	}
 done:
-	free(pos);
 	free(w.cur);
+	free(w.pos);
 	free(w.cand);
 	free(w.trial);
 	free(w.tl);
