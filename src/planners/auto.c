@@ -206,6 +206,25 @@ static int polish_lns(const struct remat_plan_request *req, double deadline,
 }
 
 /*
+ * Steps 1 and 3: the portfolio that offers each schedule to k, in every
+ * order req->order asks for, until deadline (0: none); k->pf is pf.
+ */
+static void portfolio_init(struct remat_i_portfolio *pf, struct auto_keep *k, double deadline)
+{
+	remat_i_portfolio_init(pf, "auto");
+	pf->bound = k->floor_cost;
+	pf->share_time = 1;
+	pf->pass_options = 1;
+	pf->orders = 1;
+	pf->deadline = deadline;
+	pf->offer = keep_cheapest;
+	pf->ctx = k;
+	/* Past the deadline no planner starts: the limit holds (issue 18). */
+	pf->strict_deadline = 1;
+	k->pf = pf;
+}
+
+/*
  * Step 3b: no planner's schedule fits, no bound proved that none can,
  * and the portfolio planned in orders found by a seeded search (not
  * --order file or greedy).  Below the lowest no-remat peak of the
@@ -227,16 +246,7 @@ static int rescue(const struct remat_plan_request *req, double deadline, struct 
 	while (!k->best.have && rc == REMAT_OK && remat_now() < deadline &&
 	       !remat_plan_expired(req)) {
 		sub.seed++;
-		remat_i_portfolio_init(&pf, "auto");
-		pf.bound = k->floor_cost;
-		pf.share_time = 1;
-		pf.pass_options = 1;
-		pf.orders = 1;
-		pf.deadline = deadline;
-		pf.strict_deadline = 1;
-		pf.offer = keep_cheapest;
-		pf.ctx = k;
-		k->pf = &pf;
+		portfolio_init(&pf, k, deadline);
 		rc = remat_i_portfolio_run(&sub, &pf, err);
 		k->pf = keep_pf;
 		(*reruns)++;
@@ -396,17 +406,8 @@ static int auto_plan(const struct remat_plan_request *req,
 	cut_status = cut_bound(req, cut_share, &k, &cut_lb, &cut_at);
 	/* It looked at every node it would look at when it ended early. */
 	cut_short = remat_now() - cut_t >= 0.9 * cut_share;
-	remat_i_portfolio_init(&pf, "auto");
-	pf.bound = k.floor_cost;
-	pf.share_time = 1;
-	pf.pass_options = 1;
-	pf.orders = 1;
-	if (req->deadline > 0)
-		pf.deadline = remat_now() + AUTO_PORTFOLIO_SHARE * (req->deadline - remat_now());
-	pf.offer = keep_cheapest;
-	pf.ctx = &k;
-	/* Past the deadline no planner starts: the limit holds (issue 18). */
-	pf.strict_deadline = 1;
+	portfolio_init(&pf, &k, req->deadline > 0 ?
+		       remat_now() + AUTO_PORTFOLIO_SHARE * (req->deadline - remat_now()) : 0);
 	/*
 	 * Nothing within the portfolio's share: the time kept for improving
 	 * a schedule is of no use without one, so the runs cut short get it.
