@@ -71,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = remat_plan_run(p, &req, &s, &res, &err);
 		if (rc != REMAT_OK && rc != REMAT_ENOFIT && !err.msg[0])
 			abort();
+		if (rc == REMAT_EINTERNAL)
+			abort(); /* a planner's own bug, whatever its message says */
 		if (rc == REMAT_OK) {
 			if (!res.valid || !res.feasible || res.peak_mem > budget)
 				abort(); /* the runner contradicts itself */
