@@ -1224,7 +1224,7 @@ static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error 
 			rc = pt_copy(&L->cur, &L->cand, err);
 			L->cost = r.cost;
 			L->peak = r.peak_mem;
-			L->st->last_s = remat_now() - L->t0;
+			L->st->last_s = sst.last_at - L->t0;
 			*better = 1;
 			goto done;
 		}
@@ -1238,7 +1238,7 @@ static int pass_swaps(struct lns *L, int *better, int *left, struct remat_error 
 	if (rc == REMAT_OK && sst.cost < L->swapped_cost) {
 		rc = remat_schedule_copy(&L->swapped, &res, err);
 		L->swapped_cost = sst.cost;
-		L->st->last_s = remat_now() - L->t0;
+		L->st->last_s = sst.last_at - L->t0;
 	}
 done:
 	remat_schedule_release(&res);
@@ -1340,7 +1340,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		goto done;
 	rc = remat_schedule_copy(L->out, rs, err);
 	L->st->cost = r.cost;
-	L->st->last_s = remat_now() - L->t0;
+	L->st->last_s = rst->last_at - L->t0;
 done:
 	if (rc && e.code == rc)
 		*err = e; /* from the order or the search (e is cleared before each) */
@@ -1379,7 +1379,7 @@ static int swap_rest(const struct remat_plan_request *req, const struct remat_i_
 			if (sst.cost < st->cost * (1 - 1e-12)) {
 				rc = remat_schedule_copy(out, &to, err);
 				st->cost = sst.cost;
-				st->last_s = remat_now() - t0;
+				st->last_s = sst.last_at - t0;
 			}
 		}
 	}
@@ -1477,7 +1477,7 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 			if (rc)
 				goto done;
 			st->cost = sst.cost;
-			st->last_s = remat_now() - L.t0;
+			st->last_s = sst.last_at - L.t0;
 			start = &sw;
 			if (o->target > 0 && st->cost <= o->target)
 				goto done;
@@ -1572,6 +1572,7 @@ done:
 		struct remat_i_lns_opts o2 = *o;
 		struct remat_i_lns_stats st2;
 		struct remat_schedule next;
+		double t_sub = remat_now(); /* st2's times count from about here */
 
 		o2.replay_share = 0;
 		if (o->max_windows > 0)
@@ -1589,7 +1590,7 @@ done:
 			st->proven = st2.proven;
 			if (st2.cost < st->cost) {
 				st->cost = st2.cost;
-				st->last_s = remat_now() - L.t0;
+				st->last_s = t_sub - L.t0 + st2.last_s;
 			}
 		}
 		remat_schedule_release(&next);

@@ -107,7 +107,7 @@ struct climber {
 	struct climb_ctx *cx;
 	struct rs R;
 	uint64_t rng;
-	double best;
+	double best, best_at;   /* its best cost, and remat_now() when it was found */
 	int64_t evals, improved;
 	int id, rc;             /* out holds its best when best is below the start's */
 	struct remat_schedule out;
@@ -309,6 +309,7 @@ static void *climb(void *arg)
 		since++;
 		if (c < C->best) {
 			C->best = c;
+			C->best_at = remat_now();
 			since = 0;
 			C->improved++;
 			rc = remat_schedule_copy(&C->out, &R->kept, &C->err);
@@ -353,6 +354,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	st->start_cost = st->cost = HUGE_VAL;
+	st->last_at = remat_now();
 	if (threads < 1)
 		threads = 1;
 	if (threads > MAX_THREADS)
@@ -450,6 +452,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			}
 			if (C[t].best < best) {
 				best = C[t].best;
+				st->last_at = C[t].best_at;
 				win = t;
 			}
 		}

@@ -13,6 +13,7 @@ struct remat_i_replay_search_stats {
 	int64_t improved;    /* of which lowered the best cost */
 	double start_cost;   /* of the cheapest given order's schedule (HUGE_VAL: none fitted) */
 	double cost;         /* of the best schedule (HUGE_VAL: none fitted) */
+	double last_at;      /* remat_now() when it was found (the start's: when the search began) */
 };
 
 /*

@@ -417,6 +417,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 		goto done;
 	w.cost = r.cost;
 	st->start_cost = st->cost = r.cost;
+	st->last_at = remat_now();
 	while (improved && rc == REMAT_OK && !expired(req)) {
 		improved = 0;
 		npos = recomputations(&w, w.pos);
@@ -430,6 +431,7 @@ int remat_i_swap_pass(const struct remat_graph *g, const struct remat_schedule *
 				rc = grow(&w, w.ncur + SWAP_REPAIRS + 2);
 			if (rc)
 				break;
+			st->last_at = remat_now();
 			/* The positions moved: list them again, going on at rank j. */
 			npos = recomputations(&w, w.pos);
 			j--; /* rank j holds the next costliest now */

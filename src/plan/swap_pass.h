@@ -19,6 +19,7 @@ struct remat_i_swap_stats {
 	int64_t improved;     /* exchanges kept */
 	int64_t inserted;     /* recomputations the kept exchanges inserted */
 	double start_cost, cost;
+	double last_at;       /* remat_now() when the cost last fell (or the pass began) */
 };
 
 /*
