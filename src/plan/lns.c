@@ -1349,6 +1349,42 @@ done:
 }
 
 /*
+ * The swap pass on from into to, for share of the time left (1: all of
+ * it).  When its schedule costs less than st->cost, st takes its cost
+ * and time (t0: when the search began) and *kept is 1.  A schedule whose
+ * frees matter gives the pass no start (REMAT_ENOFIT): *kept is 0.
+ */
+static int swap_once(const struct remat_plan_request *req, double share,
+		     const struct remat_schedule *from, struct remat_schedule *to,
+		     struct remat_i_lns_stats *st, double t0, int *kept, struct remat_error *err)
+{
+	struct remat_plan_request sub = *req;
+	struct remat_i_swap_stats sst;
+	struct remat_error e;
+	double now = remat_now();
+	int rc;
+
+	*kept = 0;
+	if (req->deadline > 0 && share < 1)
+		sub.deadline = now + share * (req->deadline - now);
+	remat_error_clear(&e);
+	rc = remat_i_swap_pass(req->graph, from, req->budget, &sub, to, &sst, &e);
+	if (rc == REMAT_ENOFIT)
+		return REMAT_OK;
+	if (rc) {
+		*err = e;
+		return rc;
+	}
+	st->swaps += sst.improved;
+	if (sst.cost < st->cost * (1 - 1e-12)) {
+		st->cost = sst.cost;
+		st->last_s = sst.last_at - t0;
+		*kept = 1;
+	}
+	return REMAT_OK;
+}
+
+/*
  * Without windows (the schedule does not map into a model, or its swaps
  * left one LNS_RESTARTS times), the swap pass on out until it stops
  * improving or the deadline: the time is the search's either way.
@@ -1358,31 +1394,17 @@ static int swap_rest(const struct remat_plan_request *req, const struct remat_i_
 		     struct remat_error *err)
 {
 	struct remat_schedule from, to;
-	struct remat_i_swap_stats sst;
-	struct remat_error e;
-	int rc;
+	int rc, kept = 0;
 
 	if (o->swap_share <= 0 || remat_plan_expired(req))
 		return REMAT_OK;
 	remat_schedule_init(&from);
 	remat_schedule_init(&to);
-	remat_error_clear(&e);
 	rc = remat_schedule_copy(&from, out, err);
-	if (rc == REMAT_OK) {
-		rc = remat_i_swap_pass(req->graph, &from, req->budget, req, &to, &sst, &e);
-		if (rc == REMAT_ENOFIT) {
-			rc = REMAT_OK; /* its frees matter: no start for the pass */
-		} else if (rc) {
-			*err = e;
-		} else {
-			st->swaps += sst.improved;
-			if (sst.cost < st->cost * (1 - 1e-12)) {
-				rc = remat_schedule_copy(out, &to, err);
-				st->cost = sst.cost;
-				st->last_s = sst.last_at - t0;
-			}
-		}
-	}
+	if (rc == REMAT_OK)
+		rc = swap_once(req, 1, &from, &to, st, t0, &kept, err);
+	if (rc == REMAT_OK && kept)
+		rc = remat_schedule_copy(out, &to, err);
 	remat_schedule_release(&from);
 	remat_schedule_release(&to);
 	return rc;
@@ -1454,30 +1476,15 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	 * no model, and the order search's schedules often do not map into one.
 	 */
 	if (o->swap_share > 0 && st->cost > remat_i_least_cost(g) * (1 + 1e-12)) {
-		struct remat_plan_request sub = *req;
-		struct remat_i_swap_stats sst;
-		double now = remat_now();
+		int kept;
 
-		if (req->deadline > 0)
-			sub.deadline = now + o->swap_share * (req->deadline - now);
-		remat_error_clear(&e);
-		rc = remat_i_swap_pass(g, start, req->budget, &sub, &sw, &sst, &e);
-		if (rc == REMAT_ENOFIT) {
-			sst.improved = 0; /* its frees matter: no start for the pass */
-			sst.cost = HUGE_VAL;
-			rc = REMAT_OK;
-		}
-		if (rc) {
-			*err = e;
+		rc = swap_once(req, o->swap_share, start, &sw, st, L.t0, &kept, err);
+		if (rc)
 			goto done;
-		}
-		st->swaps += sst.improved;
-		if (sst.cost < st->cost * (1 - 1e-12)) {
+		if (kept) {
 			rc = remat_schedule_copy(out, &sw, err);
 			if (rc)
 				goto done;
-			st->cost = sst.cost;
-			st->last_s = sst.last_at - L.t0;
 			start = &sw;
 			if (o->target > 0 && st->cost <= o->target)
 				goto done;
