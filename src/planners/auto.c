@@ -518,8 +518,9 @@ static int auto_plan(const struct remat_plan_request *req,
 			 mid > 0 ? 100 * (st.cost / mid - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 	} else if (req->report && reruns > 0 && k.best.have) {
-		snprintf(req->report->note, sizeof(req->report->note), "auto: %.*s",
-			 (int)strlen(seeds) - 2, seeds);
+		snprintf(req->report->note, sizeof(req->report->note),
+			 "auto: nothing fitted until seed %llu",
+			 (unsigned long long)(req->seed + (uint64_t)reruns));
 	}
 	if (!k.best.have && first_failure != REMAT_OK) {
 		*err = failure;
