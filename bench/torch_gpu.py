@@ -7,11 +7,11 @@ Run with the python3 that has a CUDA torch (not necessarily Debian's) and
 a remat binary (REMAT).  Sections, each printed as one JSON line:
 
   correct     a net with batch norm, dropout and a dict output wrapped at
-              70%: outputs, gradients and running statistics against eager
+              85%: outputs, gradients and running statistics against eager
               over three steps, compiled and interpreted (bit for bit:
               cuDNN deterministic);
   gradscaler  fp16 autocast and torch.cuda.amp.GradScaler, ten SGD steps at
-              70%: the loss curve and parameters against eager's;
+              85%: the loss curve and parameters against eager's;
   memory      torchvision's MobileNetV2 (batch 32, 128x128): the
               allocator's peak of one step (max_memory_allocated above what
               was allocated before) against the plan's simulated peak less
@@ -43,6 +43,10 @@ import remat_torch  # noqa: E402
 from remat_torch import api, export as EX  # noqa: E402
 
 dev = torch.device("cuda")
+# DictNet's outputs are held by the caller, not planned (about a fifth of
+# its peak): on torch 2.11 the least budget that fits is 80% (73.9% under
+# fp16 autocast), so 85% still recomputes without being below the bound.
+BUDGET = "85%"
 
 
 class DictNet(nn.Module):
@@ -80,7 +84,7 @@ def correct():
     out = {}
     for interp in (False, True):
         mm, ee = copy.deepcopy(m), copy.deepcopy(m)
-        w = remat_torch.wrap(mm, (x,), budget="70%", cache=False, notice=False, time_limit=3,
+        w = remat_torch.wrap(mm, (x,), budget=BUDGET, cache=False, notice=False, time_limit=3,
                              example_kwargs={"scale": 2.0}, interpret=interp)
         for it in range(3):
             torch.manual_seed(it)
@@ -102,9 +106,11 @@ def gradscaler():
     torch.manual_seed(0)
     m = DictNet().to(dev)
     e = copy.deepcopy(m)
-    w = remat_torch.wrap(m, budget="70%", cache=False, notice=False, time_limit=3)
+    w = remat_torch.wrap(m, budget=BUDGET, cache=False, notice=False, time_limit=3)
     o1, o2 = torch.optim.SGD(m.parameters(), 0.1), torch.optim.SGD(e.parameters(), 0.1)
-    s1, s2 = torch.cuda.amp.GradScaler(), torch.cuda.amp.GradScaler()
+    amp = getattr(torch, "amp", None)
+    scaler = (lambda: amp.GradScaler("cuda")) if hasattr(amp, "GradScaler") else torch.cuda.amp.GradScaler
+    s1, s2 = scaler(), scaler()
     g = torch.Generator().manual_seed(0)
     c1, c2 = [], []
     for it in range(10):
