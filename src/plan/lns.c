@@ -1276,10 +1276,13 @@ static int search(struct lns *L, struct remat_error *err)
 
 /* Starts costing more than this times the least cost are poor (replay_start()). */
 #define LNS_POOR_START 2.0
+/* A poor start's looser budget: this fraction of the no-remat peak more. */
+#define LNS_LOOSER 0.05
 
 /*
  * Step 0: the order search (replay_search.c) from the cheapest replay of
- * start's first computations, the file's order and local search's, for
+ * start's first computations, the file's order, local search's and, for a
+ * poor start, that of the fast planners at a looser budget, for
  * o->replay_share of the time left (without a deadline, until it
  * stalls), a quarter of that when nothing it finds beats start (unless
  * start is poor).  When its schedule is cheaper than
@@ -1297,9 +1300,9 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	struct remat_error e;
 	double deadline = 0, check = 0, now = remat_now();
 	int64_t stall = L->o->replay_stall > 0 ? L->o->replay_stall : 2000 + 8 * (int64_t)g->n;
-	int32_t *local = NULL;
-	const int32_t *orders[3];
-	int rc, k = 0;
+	int32_t *local = NULL, *loose = NULL;
+	const int32_t *orders[4];
+	int rc, k = 0, poor = L->st->cost > LNS_POOR_START * remat_i_least_cost(g);
 
 	if (req->deadline > 0) {
 		deadline = now + L->o->replay_share * (req->deadline - now);
@@ -1309,7 +1312,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		 * a random layered DAG at 70%: +200% to +600%) is not, so the
 		 * search keeps its share until it stalls.
 		 */
-		if (L->st->cost <= LNS_POOR_START * remat_i_least_cost(g))
+		if (!poor)
 			check = now + 0.25 * (deadline - now);
 	}
 	/*
@@ -1333,6 +1336,30 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		orders[k++] = local;
 	else if (rc == REMAT_ENOMEM)
 		goto done;
+	/*
+	 * A poor start: the order of the fast planners' schedules at a
+	 * looser budget (LNS_LOOSER of the no-remat peak more; for a tenth
+	 * of the search's time) is a better place to climb from than the
+	 * orders above, whose replays at the budget are poor too.
+	 */
+	if (poor && deadline > 0 && req->budget + LNS_LOOSER * g->no_remat_peak < g->no_remat_peak) {
+		loose = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
+		if (!loose) {
+			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
+			goto done;
+		}
+		remat_order_opts_init(&oo);
+		oo.seed = req->seed;
+		oo.budget = req->budget + (int64_t)(LNS_LOOSER * (double)g->no_remat_peak);
+		now = remat_now();
+		oo.deadline = now + 0.3 * (deadline - now);
+		remat_error_clear(&e);
+		rc = remat_order_compute(g, REMAT_ORDER_SCHEDULE, &oo, loose, NULL, &e);
+		if (rc == REMAT_OK)
+			orders[k++] = loose;
+		else if (rc == REMAT_ENOMEM)
+			goto done;
+	}
 	remat_error_clear(&e);
 	rc = remat_i_replay_search(req, L->o->caller, orders, k, L->o->replay_threads, 0, stall,
 				   deadline,
@@ -1356,6 +1383,7 @@ done:
 	if (rc && e.code == rc)
 		*err = e; /* from the order or the search (e is cleared before each) */
 	free(local);
+	free(loose);
 	return rc;
 }
 
