@@ -1338,11 +1338,13 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		goto done;
 	/*
 	 * A poor start: the order of the fast planners' schedules at a
-	 * looser budget (LNS_LOOSER of the no-remat peak more; for a tenth
-	 * of the search's time) is a better place to climb from than the
-	 * orders above, whose replays at the budget are poor too.
+	 * looser budget (LNS_LOOSER of the no-remat peak more; in three
+	 * tenths of the search's time) is a better place to climb from than
+	 * the orders above, whose replays at the budget are poor too
+	 * (bench/RESULTS.md, the hard end: random-layered-n1000 at 70%).
 	 */
-	if (poor && deadline > 0 && req->budget + LNS_LOOSER * g->no_remat_peak < g->no_remat_peak) {
+	if (poor && deadline > 0 &&
+	    (double)req->budget + LNS_LOOSER * (double)g->no_remat_peak < (double)g->no_remat_peak) {
 		loose = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 		if (!loose) {
 			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
