@@ -1305,10 +1305,11 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	if (req->deadline > 0) {
 		deadline = now + L->o->replay_share * (req->deadline - now);
 		/*
-		 * A start within REMAT_I_LNS_POOR_START times the least cost is worth
-		 * the windows' time; a poorer one (the fast planners' best on
-		 * a random layered DAG at 70%: +200% to +600%) is not, so the
-		 * search keeps its share until it stalls.
+		 * A start within REMAT_I_LNS_POOR_START times the least cost
+		 * is worth the windows' time; a poorer one (the fast
+		 * planners' best on a random layered DAG at 70%: +200% to
+		 * +1,000%) is not, so the search keeps its share until it
+		 * stalls.
 		 */
 		if (!poor)
 			check = now + 0.25 * (deadline - now);
