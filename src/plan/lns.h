@@ -36,8 +36,7 @@ struct remat_i_lns_opts {
  * Starts costing more than this times the least cost are poor (the fast
  * planners' on a random layered DAG at 70%: +200% to +1,000%): the order
  * search keeps its whole share and also climbs from a looser budget's
- * order, and auto plans in the file's order only, leaving the time to
- * LNS.
+ * order (lns.c, replay_start()).
  */
 #define REMAT_I_LNS_POOR_START 2.0
 

@@ -252,10 +252,6 @@ int remat_i_portfolio_run(const struct remat_plan_request *req,
 		req->order == REMAT_ORDER_BEST || req->order == REMAT_ORDER_BUDGET ? MAX_ORDERS : 2;
 	for (pass = 0; pass < 2 && rc == REMAT_OK && !stop; pass++) {
 		if (pass == 1) {
-			if (pf->orders_below > 0 && pf->incumbent > pf->orders_below) {
-				pf->n_orders = 1; /* planned in the file's order only */
-				break;
-			}
 			rc = build_orders(req, pf, deadline, ord, &n_ord, err);
 			pf->n_orders = n_ord;
 		}

@@ -32,9 +32,6 @@ struct remat_i_portfolio {
 				   below that order's peak, the budget order
 				   (remat/order.h); schedules are handed over
 				   on req->graph */
-	double orders_below;    /* the other orders only while the incumbent
-				   costs no more than this, or there is none
-				   (0: always) */
 	double order_share;     /* most of the time left spent finding each
 				   order (default 0.25; the move count is what
 				   normally ends the search) */

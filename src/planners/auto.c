@@ -219,13 +219,6 @@ static void portfolio_init(struct remat_i_portfolio *pf, struct auto_keep *k, do
 	pf->deadline = deadline;
 	pf->offer = keep_cheapest;
 	pf->ctx = k;
-	/*
-	 * A poor start in the file's order: other orders give the fast
-	 * planners no better one (twremat on the published
-	 * random-layered-n1000 at 70%: +1,080% in all three), and the time
-	 * they take (24 s of -t 60 there) does more in LNS's order search.
-	 */
-	pf->orders_below = REMAT_I_LNS_POOR_START * k->floor_cost;
 	/* Past the deadline no planner starts: the limit holds (issue 18). */
 	pf->strict_deadline = 1;
 	k->pf = pf;
