@@ -1274,6 +1274,13 @@ static int search(struct lns *L, struct remat_error *err)
 	return REMAT_OK;
 }
 
+/*
+ * Starts costing more than this times the least cost are poor (the fast
+ * planners' on a random layered DAG at 70%: +200% to +1,000%): the order
+ * search keeps its whole share and also climbs from a looser budget's
+ * order (replay_start()).
+ */
+#define LNS_POOR_START 2.0
 /* A poor start's looser budget: this fraction of the no-remat peak more. */
 #define LNS_LOOSER 0.05
 
@@ -1300,12 +1307,12 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	int64_t stall = L->o->replay_stall > 0 ? L->o->replay_stall : 2000 + 8 * (int64_t)g->n;
 	int32_t *local = NULL, *loose = NULL;
 	const int32_t *orders[4];
-	int rc, k = 0, poor = L->st->cost > REMAT_I_LNS_POOR_START * remat_i_least_cost(g);
+	int rc, k = 0, poor = L->st->cost > LNS_POOR_START * remat_i_least_cost(g);
 
 	if (req->deadline > 0) {
 		deadline = now + L->o->replay_share * (req->deadline - now);
 		/*
-		 * A start within REMAT_I_LNS_POOR_START times the least cost
+		 * A start within LNS_POOR_START times the least cost
 		 * is worth the windows' time; a poorer one (the fast
 		 * planners' best on a random layered DAG at 70%: +200% to
 		 * +1,000%) is not, so the search keeps its share until it

@@ -32,14 +32,6 @@ struct remat_i_lns_opts {
 				    bound plus the caller's gap); 0: none */
 };
 
-/*
- * Starts costing more than this times the least cost are poor (the fast
- * planners' on a random layered DAG at 70%: +200% to +1,000%): the order
- * search keeps its whole share and also climbs from a looser budget's
- * order (lns.c, replay_start()).
- */
-#define REMAT_I_LNS_POOR_START 2.0
-
 /* The defaults above. */
 void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller);
 
