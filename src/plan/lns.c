@@ -1285,6 +1285,30 @@ static int search(struct lns *L, struct remat_error *err)
 #define LNS_LOOSER 0.05
 
 /*
+ * One more order for the order search to start from: method m (budget:
+ * its opts' budget, -1 for none; deadline 0: none) into buf, appended to
+ * orders when found.  Only REMAT_ENOMEM is returned; another failure
+ * leaves the order out (its message in *e).
+ */
+static int add_order(const struct remat_graph *g, enum remat_order_method m, uint64_t seed,
+		     int64_t budget, double deadline, int32_t *buf, const int32_t **orders, int *k,
+		     struct remat_error *e)
+{
+	struct remat_order_opts oo;
+	int rc;
+
+	remat_order_opts_init(&oo);
+	oo.seed = seed;
+	oo.budget = budget;
+	oo.deadline = deadline;
+	remat_error_clear(e);
+	rc = remat_order_compute(g, m, &oo, buf, NULL, e);
+	if (rc == REMAT_OK)
+		orders[(*k)++] = buf;
+	return rc == REMAT_ENOMEM ? rc : REMAT_OK;
+}
+
+/*
  * Step 0: the order search (replay_search.c) from the cheapest replay of
  * start's first computations, the file's order, local search's and, for a
  * poor start, that of the fast planners at a looser budget, for
@@ -1300,12 +1324,11 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 {
 	const struct remat_plan_request *req = L->req;
 	const struct remat_graph *g = req->graph;
-	struct remat_order_opts oo;
 	struct remat_sim_result r;
 	struct remat_error e;
 	double deadline = 0, check = 0, now = remat_now();
 	int64_t stall = L->o->replay_stall > 0 ? L->o->replay_stall : 2000 + 8 * (int64_t)g->n;
-	int32_t *local = NULL, *loose = NULL;
+	int32_t *extra = NULL; /* local search's order, then the looser budget's */
 	const int32_t *orders[4];
 	int rc, k = 0, poor = L->st->cost > LNS_POOR_START * remat_i_least_cost(g);
 
@@ -1329,18 +1352,12 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	REMAT_TRY(remat_order_from_schedule(g, start, order, err));
 	orders[k++] = order;
 	orders[k++] = g->topo;
-	local = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!local)
+	extra = malloc(sizeof(int32_t) * (2 * (size_t)g->n + 1));
+	if (!extra)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
-	remat_order_opts_init(&oo);
-	oo.seed = req->seed;
-	if (deadline > 0)
-		oo.deadline = now + 0.1 * (deadline - now);
-	remat_error_clear(&e);
-	rc = remat_order_compute(g, REMAT_ORDER_LOCAL, &oo, local, NULL, &e);
-	if (rc == REMAT_OK)
-		orders[k++] = local;
-	else if (rc == REMAT_ENOMEM)
+	rc = add_order(g, REMAT_ORDER_LOCAL, req->seed, -1,
+		       deadline > 0 ? now + 0.1 * (deadline - now) : 0, extra, orders, &k, &e);
+	if (rc)
 		goto done;
 	/*
 	 * A poor start: the order of the fast planners' schedules at a
@@ -1351,21 +1368,11 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	 */
 	if (poor && deadline > 0 &&
 	    (double)req->budget + LNS_LOOSER * (double)g->no_remat_peak < (double)g->no_remat_peak) {
-		loose = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-		if (!loose) {
-			rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for LNS");
-			goto done;
-		}
-		remat_order_opts_init(&oo);
-		oo.seed = req->seed;
-		oo.budget = req->budget + (int64_t)(LNS_LOOSER * (double)g->no_remat_peak);
 		now = remat_now();
-		oo.deadline = now + 0.3 * (deadline - now);
-		remat_error_clear(&e);
-		rc = remat_order_compute(g, REMAT_ORDER_SCHEDULE, &oo, loose, NULL, &e);
-		if (rc == REMAT_OK)
-			orders[k++] = loose;
-		else if (rc == REMAT_ENOMEM)
+		rc = add_order(g, REMAT_ORDER_SCHEDULE, req->seed,
+			       req->budget + (int64_t)(LNS_LOOSER * (double)g->no_remat_peak),
+			       now + 0.3 * (deadline - now), extra + g->n, orders, &k, &e);
+		if (rc)
 			goto done;
 	}
 	remat_error_clear(&e);
@@ -1390,8 +1397,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 done:
 	if (rc && e.code == rc)
 		*err = e; /* from the order or the search (e is cleared before each) */
-	free(local);
-	free(loose);
+	free(extra);
 	return rc;
 }
 
