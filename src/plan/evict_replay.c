@@ -70,6 +70,8 @@ struct tg {
 	struct tg_ent *park; /* [n] a locked node's popped entry, back when unlocked */
 	uint8_t *parked;
 	int64_t cur, limit;
+	int soft;           /* go over the limit where nothing can be evicted */
+	int64_t over;       /* bytes over it, summed over those computes */
 	int32_t pos;        /* current demand */
 	struct remat_schedule *out;
 	int64_t computes, max_steps;
@@ -330,8 +332,12 @@ static int make_room(struct tg *t, int64_t need)
 		}
 		if (rc)
 			return rc;
-		if (!have)
-			return REMAT_ENOFIT;
+		if (!have) {
+			if (!t->soft)
+				return REMAT_ENOFIT;
+			t->over += t->cur + need - t->limit;
+			return REMAT_OK;
+		}
 		if (best.cls == 2)
 			REMAT_TRY(set_owed(t, best.u, 1));
 		tg_drop(t, best.u);
@@ -478,6 +484,14 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
 		    const struct remat_plan_request *req,
 		    struct remat_schedule *out, struct remat_error *err)
 {
+	return remat_i_evict_replay_soft(g, order, limit, max_steps, req, out, NULL, err);
+}
+
+int remat_i_evict_replay_soft(const struct remat_graph *g, const struct remat_schedule *order,
+			      int64_t limit, int64_t max_steps,
+			      const struct remat_plan_request *req,
+			      struct remat_schedule *out, int64_t *over, struct remat_error *err)
+{
 	struct tg t;
 	int64_t i, nocc = 0;
 	int32_t v, k;
@@ -490,6 +504,7 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
 	t.out = out;
 	t.max_steps = max_steps;
 	t.err = err;
+	t.soft = over != NULL;
 	remat_schedule_clear(out);
 	for (i = 0; i < order->n; i++)
 		if (order->steps[i].op == REMAT_OP_COMPUTE)
@@ -564,6 +579,8 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
 done:
 	if (rc)
 		remat_schedule_clear(out);
+	if (over)
+		*over = rc ? INT64_MAX : t.over;
 	free(t.seq);
 	free(t.occ_off);
 	free(t.occ_pos);

@@ -366,6 +366,51 @@ static void test_replay_kumar(void **state)
 }
 
 /*
+ * The soft replay on Kumar Fig. 1, order A B C D E, within 2: as within 3
+ * up to C, where A (read again by E) is evicted.  D reads B and C, both
+ * locked, so D goes 1 over (2 held + 1).  E needs A back: B and C, read
+ * no more, are freed for it, then E itself finds A and D locked: 1 over
+ * again.  Computes A B C D A E, over 2, peak 3.  Within 3 it is the
+ * replay above (over 0); the step cap is still a failure.
+ */
+static void test_replay_soft_kumar(void **state)
+{
+	struct remat_graph *g = tu_graph(TU_KUMAR);
+	struct remat_schedule order, out;
+	struct remat_sim_result r;
+	int64_t i, n = 0, over = -1;
+	const char *want[] = { "A", "B", "C", "D", "A", "E" };
+
+	(void)state;
+	remat_schedule_init(&order);
+	remat_schedule_init(&out);
+	tu_sched(g, "A B C D E", &order);
+	assert_int_equal(remat_i_evict_replay_soft(g, &order, 2, 1000, NULL, &out, &over, NULL),
+			 REMAT_OK);
+	assert_int_equal(over, 2);
+	for (i = 0; i < out.n; i++)
+		if (out.steps[i].op == REMAT_OP_COMPUTE) {
+			assert_true(n < 6);
+			assert_string_equal(g->id[out.steps[i].node], want[n]);
+			n++;
+		}
+	assert_int_equal(n, 6);
+	assert_int_equal(remat_simulate(g, &out, 2, NULL, &r, NULL), REMAT_OK);
+	assert_true(r.valid && !r.feasible && r.peak_mem == 3 && r.cost == 6);
+	assert_int_equal(remat_i_evict_replay_soft(g, &order, 3, 1000, NULL, &out, &over, NULL),
+			 REMAT_OK);
+	assert_int_equal(over, 0);
+	assert_int_equal(remat_simulate(g, &out, 3, NULL, &r, NULL), REMAT_OK);
+	assert_true(r.valid && r.feasible && r.cost == 6);
+	assert_int_equal(remat_i_evict_replay_soft(g, &order, 3, 5, NULL, &out, &over, NULL),
+			 REMAT_ENOFIT);
+	assert_true(over == INT64_MAX);
+	remat_schedule_release(&order);
+	remat_schedule_release(&out);
+	remat_graph_free(g);
+}
+
+/*
  * A replay of a valid order is valid and within its limit whenever it
  * succeeds; when the order itself fits, the replay succeeds and costs no
  * more (it only skips recomputations of values it kept).
@@ -379,18 +424,43 @@ static void test_replay_random(void **state)
 	for (round = 0; round < 80; round++) {
 		char *json = tu_random_graph_json(&seed, 4 + round % 25, 0.25, round % 3 == 0);
 		struct remat_graph *g = tu_graph(json);
-		struct remat_schedule order, out;
+		struct remat_schedule order, out, soft;
 		struct remat_sim_result ro, r;
 		int64_t limit;
 		int rc;
 
 		remat_schedule_init(&order);
 		remat_schedule_init(&out);
+		remat_schedule_init(&soft);
 		assert_int_equal(remat_schedule_topo(g, &order, NULL), REMAT_OK);
 		assert_int_equal(remat_simulate(g, &order, -1, NULL, &ro, NULL), REMAT_OK);
 		for (limit = g->min_peak_lower_bound; limit <= ro.peak_mem + 2; limit++) {
+			int64_t over = -1;
+
+			/* The soft replay: always a valid schedule, over 0 exactly when
+			 * the replay fits, and then the same schedule. */
+			int src = remat_i_evict_replay_soft(g, &order, limit, 100000, NULL, &soft,
+							    &over, NULL);
+
+			/* The soft replay: a valid schedule, over 0 exactly when it
+			 * fits, and then the replay's own schedule.  (It too can give
+			 * up, rarely, once over: see evict_replay.h.) */
+			assert_true(src == REMAT_OK || src == REMAT_ENOFIT);
+			if (src == REMAT_OK) {
+				assert_int_equal(remat_simulate(g, &soft, limit, NULL, &r, NULL), REMAT_OK);
+				if (!r.valid)
+					fail_msg("invalid soft replay at %lld: %s", (long long)limit, r.error);
+				assert_true(over >= 0 && (over == 0) == (r.peak_mem <= limit));
+			} else {
+				assert_true(over == INT64_MAX);
+			}
 			rc = remat_i_evict_replay(g, &order, limit, 100000, NULL, &out, NULL);
 			assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+			assert_true((rc == REMAT_OK) == (src == REMAT_OK && over == 0));
+			if (rc == REMAT_OK) {
+				assert_true(soft.n == out.n);
+				assert_memory_equal(soft.steps, out.steps, sizeof(*out.steps) * (size_t)out.n);
+			}
 			if (limit >= ro.peak_mem)
 				assert_int_equal(rc, REMAT_OK);
 			if (rc != REMAT_OK)
@@ -404,6 +474,7 @@ static void test_replay_random(void **state)
 		}
 		remat_schedule_release(&order);
 		remat_schedule_release(&out);
+		remat_schedule_release(&soft);
 		remat_graph_free(g);
 		free(json);
 	}
@@ -421,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_order_with_late_weight_gradients),
 		cmocka_unit_test(test_bad_options),
 		cmocka_unit_test(test_replay_kumar),
+		cmocka_unit_test(test_replay_soft_kumar),
 		cmocka_unit_test(test_replay_random),
 	};
 
