@@ -22,7 +22,12 @@
  *    Within a class the victim has the least (cost of bringing it back) /
  *    (bytes * demands until its next use), Belady's rule weighted by size
  *    and cost.  Input nodes, outputs and "recompute": false nodes are
- *    only evicted once nothing can need them again.
+ *    only evicted once nothing can need them again.  A value evicted in
+ *    class 2 is *owed*, and so are the values missing between it and
+ *    what is resident, which come back with it, each noting when it is
+ *    needed; a value an owed one reads is still needed then (without the
+ *    second part, an input read only by such a missing value was freed
+ *    as read no more, and the recomputation found it gone).
  * 4. Candidates sit in a heap keyed by (class, score).  A node's entry is
  *    renewed by the events that change its class or next use (a demand
  *    reading or computing it, a consumer evicted or recomputed); between
@@ -82,6 +87,7 @@ struct tg {
 	int32_t *pend;      /* owed consumers of each node */
 	uint32_t *ver;      /* current key version of each node */
 	uint8_t *deferred;  /* out of the heap until an input is recomputed */
+	int32_t *needat;    /* [n] when an owed value is needed (NO_USE: by its own reads) */
 	struct tg_ent *heap;
 	int64_t hn, hcap;
 	struct tg_ent *aside;
@@ -118,6 +124,9 @@ static int32_t pending_use(struct tg *t, int32_t u)
 
 		if (t->owed[c]) {
 			int32_t nu = next_use(t, c);
+
+			if (t->needat[c] > t->pos && t->needat[c] < nu)
+				nu = t->needat[c];
 
 			if (nu < best)
 				best = nu;
@@ -229,6 +238,8 @@ static int set_owed(struct tg *t, int32_t u, int owed)
 	if (t->owed[u] == owed)
 		return REMAT_OK;
 	t->owed[u] = (uint8_t)owed;
+	if (!owed)
+		t->needat[u] = NO_USE;
 	for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
 		t->pend[g->in_idx[k]] += owed ? 1 : -1;
 		REMAT_TRY(rekey(t, g->in_idx[k]));
@@ -277,6 +288,53 @@ static void tg_drop(struct tg *t, int32_t u)
 	t->res[u] = 0;
 	t->cur -= t->g->mem[u];
 	t->ver[u]++;
+}
+
+/*
+ * u was just evicted, to be brought back at when: the values missing
+ * between it and what is resident come back with it, so they are owed
+ * too, needed at when (and what they read is then held or owed in its
+ * turn: pending_use sees them).  Without this, a value only such a
+ * missing value reads looks read no more and goes first.  The walk is
+ * u's closure, which make_room priced within CLOSURE_CAP values.
+ */
+static int owe_missing(struct tg *t, int32_t u, int32_t when)
+{
+	const struct remat_graph *g = t->g;
+	int32_t n = 0, i, k;
+
+	if (when == NO_USE)
+		return REMAT_OK;
+	if (t->stamp == INT32_MAX) {
+		memset(t->mark, 0, sizeof(int32_t) * (size_t)g->n);
+		t->stamp = 0;
+	}
+	t->stamp++;
+	t->cq[n++] = u;
+	t->mark[u] = t->stamp;
+	for (i = 0; i < n; i++) {
+		int32_t x = t->cq[i];
+
+		for (k = g->in_off[x]; k < g->in_off[x + 1]; k++) {
+			int32_t w = g->in_idx[k], j;
+
+			if (t->res[w] || t->mark[w] == t->stamp || !recomputable(g, w))
+				continue;
+			t->mark[w] = t->stamp;
+			if (t->owed[w] && t->needat[w] > t->pos && t->needat[w] <= when)
+				continue; /* owed, and needed no later already */
+			t->needat[w] = when;
+			if (!t->owed[w]) {
+				REMAT_TRY(set_owed(t, w, 1));
+			} else {
+				for (j = g->in_off[w]; j < g->in_off[w + 1]; j++)
+					REMAT_TRY(rekey(t, g->in_idx[j]));
+			}
+			if (n < CLOSURE_CAP)
+				t->cq[n++] = w;
+		}
+	}
+	return REMAT_OK;
 }
 
 /* Step 3: evict until need more bytes fit.  REMAT_ENOFIT if impossible. */
@@ -338,9 +396,18 @@ static int make_room(struct tg *t, int64_t need)
 			t->over += t->cur + need - t->limit;
 			return REMAT_OK;
 		}
-		if (best.cls == 2)
+		if (best.cls == 2) {
+			int32_t nu = next_use(t, best.u), pu = pending_use(t, best.u);
+
+			/* Needed first by an owed consumer: when that one is. */
+			if (pu < nu)
+				t->needat[best.u] = pu;
 			REMAT_TRY(set_owed(t, best.u, 1));
-		tg_drop(t, best.u);
+			tg_drop(t, best.u);
+			REMAT_TRY(owe_missing(t, best.u, pu < nu ? pu : nu));
+		} else {
+			tg_drop(t, best.u);
+		}
 		REMAT_TRY(remat_schedule_push(t->out, REMAT_OP_FREE, best.u, t->err));
 	}
 	return REMAT_OK;
@@ -460,7 +527,7 @@ static int passed(struct tg *t, int32_t u)
 		return rekey(t, u);
 	if (!t->owed[u])
 		return REMAT_OK;
-	if (next_use(t, u) == NO_USE)
+	if (next_use(t, u) == NO_USE && (t->needat[u] == NO_USE || t->needat[u] <= t->pos))
 		return set_owed(t, u, 0);
 	for (k = g->in_off[u]; k < g->in_off[u + 1]; k++)
 		REMAT_TRY(rekey(t, g->in_idx[k]));
@@ -526,12 +593,16 @@ int remat_i_evict_replay_soft(const struct remat_graph *g, const struct remat_sc
 	t.pend = calloc((size_t)g->n + 1, sizeof(int32_t));
 	t.ver = calloc((size_t)g->n + 1, sizeof(uint32_t));
 	t.deferred = calloc((size_t)g->n + 1, 1);
+	t.needat = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	if (!t.seq || !t.occ_off || !t.occ_pos || !t.ptr || !t.res || !t.lock ||
 	    !t.park || !t.parked ||
-	    !t.mset || !t.mark || !t.owed || !t.pend || !t.ver || !t.deferred) {
+	    !t.mset || !t.mark || !t.owed || !t.pend || !t.ver || !t.deferred ||
+	    !t.needat) {
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the replay");
 		goto done;
 	}
+	for (v = 0; v < g->n; v++)
+		t.needat[v] = NO_USE;
 	/* Step 1. */
 	for (i = 0; i < order->n; i++)
 		if (order->steps[i].op == REMAT_OP_COMPUTE)
@@ -595,6 +666,7 @@ done:
 	free(t.pend);
 	free(t.ver);
 	free(t.deferred);
+	free(t.needat);
 	free(t.heap);
 	free(t.aside);
 	return rc;

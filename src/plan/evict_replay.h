@@ -32,12 +32,8 @@ int remat_i_evict_replay(const struct remat_graph *g, const struct remat_schedul
  * instead of giving up: *over receives the bytes by which the computes
  * that did so went over it, summed (0: out fits within limit), so that a
  * search can tell an order that nearly fits from one that is far from
- * it.  out is then valid but over limit.  REMAT_ENOFIT for the step cap,
- * or when a value to be recomputed needs one that cannot be (an input
- * freed as read no more while a value evicted later still needs it
- * through values missing too: the replay's bookkeeping of what is owed
- * looks one level up; seen only once over the limit, on small random
- * graphs).  *over is INT64_MAX on any error.
+ * it.  out is then valid but over limit.  REMAT_ENOFIT for the step cap
+ * (*over is INT64_MAX on any error).
  */
 int remat_i_evict_replay_soft(const struct remat_graph *g, const struct remat_schedule *order,
 			      int64_t limit, int64_t max_steps,

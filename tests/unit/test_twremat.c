@@ -443,20 +443,19 @@ static void test_replay_random(void **state)
 							    &over, NULL);
 
 			/* The soft replay: a valid schedule, over 0 exactly when it
-			 * fits, and then the replay's own schedule.  (It too can give
-			 * up, rarely, once over: see evict_replay.h.) */
-			assert_true(src == REMAT_OK || src == REMAT_ENOFIT);
-			if (src == REMAT_OK) {
-				assert_int_equal(remat_simulate(g, &soft, limit, NULL, &r, NULL), REMAT_OK);
-				if (!r.valid)
-					fail_msg("invalid soft replay at %lld: %s", (long long)limit, r.error);
-				assert_true(over >= 0 && (over == 0) == (r.peak_mem <= limit));
-			} else {
-				assert_true(over == INT64_MAX);
-			}
+			 * fits, and then the replay's own schedule.  (Rounds 10 and 16
+			 * at 27 and 36 bytes gave up before evictions made owed the
+			 * missing values between an evicted value and what is
+			 * resident.) */
+			if (src != REMAT_OK)
+				fail_msg("soft replay gave up at %lld (round %d)", (long long)limit, round);
+			assert_int_equal(remat_simulate(g, &soft, limit, NULL, &r, NULL), REMAT_OK);
+			if (!r.valid)
+				fail_msg("invalid soft replay at %lld: %s", (long long)limit, r.error);
+			assert_true(over >= 0 && (over == 0) == (r.peak_mem <= limit));
 			rc = remat_i_evict_replay(g, &order, limit, 100000, NULL, &out, NULL);
 			assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
-			assert_true((rc == REMAT_OK) == (src == REMAT_OK && over == 0));
+			assert_true((rc == REMAT_OK) == (over == 0));
 			if (rc == REMAT_OK) {
 				assert_true(soft.n == out.n);
 				assert_memory_equal(soft.steps, out.steps, sizeof(*out.steps) * (size_t)out.n);
