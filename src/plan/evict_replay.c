@@ -247,6 +247,16 @@ static int set_owed(struct tg *t, int32_t u, int owed)
 	return REMAT_OK;
 }
 
+/* A stamp no node's mark holds yet (t->mark, t->stamp): a fresh walk. */
+static void new_stamp(struct tg *t)
+{
+	if (t->stamp == INT32_MAX) {
+		memset(t->mark, 0, sizeof(int32_t) * (size_t)t->g->n);
+		t->stamp = 0;
+	}
+	t->stamp++;
+}
+
 /*
  * What bringing u back would cost now: u and its missing ancestors, up
  * to resident values.  -1 when that takes more than CLOSURE_CAP values
@@ -258,11 +268,7 @@ static double closure_cost(struct tg *t, int32_t u)
 	int32_t n = 0, i, k;
 	double sum = g->cost[u];
 
-	if (t->stamp == INT32_MAX) {
-		memset(t->mark, 0, sizeof(int32_t) * (size_t)g->n);
-		t->stamp = 0;
-	}
-	t->stamp++;
+	new_stamp(t);
 	t->cq[n++] = u;
 	t->mark[u] = t->stamp;
 	for (i = 0; i < n; i++) {
@@ -305,11 +311,7 @@ static int owe_missing(struct tg *t, int32_t u, int32_t when)
 
 	if (when == NO_USE)
 		return REMAT_OK;
-	if (t->stamp == INT32_MAX) {
-		memset(t->mark, 0, sizeof(int32_t) * (size_t)g->n);
-		t->stamp = 0;
-	}
-	t->stamp++;
+	new_stamp(t);
 	t->cq[n++] = u;
 	t->mark[u] = t->stamp;
 	for (i = 0; i < n; i++) {
@@ -444,11 +446,7 @@ static int demand(struct tg *t, int32_t v)
 	int32_t m = 0, i, k;
 	int rc;
 
-	if (t->stamp == INT32_MAX) {
-		memset(t->mark, 0, sizeof(int32_t) * (size_t)g->n);
-		t->stamp = 0;
-	}
-	t->stamp++;
+	new_stamp(t);
 	t->mset[m++] = v;
 	t->mark[v] = t->stamp;
 	for (i = 0; i < m; i++) {

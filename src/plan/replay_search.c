@@ -94,6 +94,7 @@ struct rs {
 	struct remat_i_seq S;   /* the sequence (step 1) */
 	int64_t max_steps;
 	struct remat_schedule order, replay, kept;
+	const struct remat_schedule *scored; /* the last score's: kept, or replay when over */
 	int32_t *cnt;           /* [n] computes of each node in the best schedule */
 	int32_t *hot, nhot;     /* the nodes it computes more than once */
 };
@@ -135,6 +136,7 @@ static int rs_alloc(struct rs *R, const struct remat_plan_request *req)
 	remat_schedule_init(&R->order);
 	remat_schedule_init(&R->replay);
 	remat_schedule_init(&R->kept);
+	R->scored = &R->kept;
 	R->cnt = calloc((size_t)g->n + 1, sizeof(int32_t));
 	R->hot = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	return remat_i_seq_init(&R->S, g) == 0 && R->cnt && R->hot ? 0 : -1;
@@ -161,21 +163,22 @@ static void rs_copy(struct rs *R, const struct rs *from)
 	R->nhot = from->nhot;
 }
 
-/* The best schedule is now R->kept: note what it recomputes (step 3). */
+/* The best schedule is now R->scored: note what it recomputes (step 3). */
 static void note_hot(struct rs *R)
 {
+	const struct remat_schedule *s = R->scored;
 	int64_t i;
 
-	for (i = 0; i < R->kept.n; i++)
-		R->cnt[R->kept.steps[i].node] = 0;
+	for (i = 0; i < s->n; i++)
+		R->cnt[s->steps[i].node] = 0;
 	R->nhot = 0;
-	for (i = 0; i < R->kept.n; i++)
-		if (++R->cnt[R->kept.steps[i].node] == 2)
-			R->hot[R->nhot++] = R->kept.steps[i].node;
+	for (i = 0; i < s->n; i++)
+		if (++R->cnt[s->steps[i].node] == 2)
+			R->hot[R->nhot++] = s->steps[i].node;
 }
 
 /*
- * Step 2: seq's replay into R->kept; *over the bytes it goes over the
+ * Step 2: seq's replay into R->scored; *over the bytes it goes over the
  * budget (0: it fits; INT64_MAX: no replay), *cost its cost.  soft: an
  * order that does not fit is replayed to its end for *over; else it is
  * given up at once (INT64_MAX), as when one that fits is to be beaten.
@@ -216,10 +219,12 @@ static int score(struct rs *R, int soft, double *cost, int64_t *over, struct rem
 			sum += g->cost[R->replay.steps[i].node];
 		*over = ov;
 		*cost = sum;
-		return remat_schedule_copy(&R->kept, &R->replay, err);
+		R->scored = &R->replay;
+		return REMAT_OK;
 	}
 	REMAT_TRY(remat_i_keep_pass(g, &R->replay, R->req->budget, 6, REMAT_I_KEEP_PER_BYTE_DISTANCE,
 				    &R->kept, NULL, err));
+	R->scored = &R->kept;
 	REMAT_TRY(remat_simulate(g, &R->kept, R->req->budget, NULL, &r, err));
 	if (r.valid && r.feasible) {
 		*cost = r.cost;

@@ -325,6 +325,22 @@ static void test_bad_options(void **state)
 	remat_graph_free(g);
 }
 
+/* The compute steps of s, by id, are want ("A B C", frees left out). */
+static void assert_computes(const struct remat_graph *g, const struct remat_schedule *s,
+			    const char *want)
+{
+	char buf[256];
+	size_t used = 0;
+	int64_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < s->n && used < sizeof(buf) - 32; i++)
+		if (s->steps[i].op == REMAT_OP_COMPUTE)
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
+						 used ? " " : "", g->id[s->steps[i].node]);
+	assert_string_equal(buf, want);
+}
+
 /*
  * The replay on Kumar Fig. 1 in the order A B C D E within 3: D needs room,
  * so A (read again only by E) is evicted; E then recomputes A, freeing B
@@ -335,21 +351,13 @@ static void test_replay_kumar(void **state)
 	struct remat_graph *g = tu_graph(TU_KUMAR);
 	struct remat_schedule order, out;
 	struct remat_sim_result r;
-	int64_t i, n = 0;
-	const char *want[] = { "A", "B", "C", "D", "A", "E" };
 
 	(void)state;
 	remat_schedule_init(&order);
 	remat_schedule_init(&out);
 	tu_sched(g, "A B C D E", &order);
 	assert_int_equal(remat_i_evict_replay(g, &order, 3, 1000, NULL, &out, NULL), REMAT_OK);
-	for (i = 0; i < out.n; i++)
-		if (out.steps[i].op == REMAT_OP_COMPUTE) {
-			assert_true(n < 6);
-			assert_string_equal(g->id[out.steps[i].node], want[n]);
-			n++;
-		}
-	assert_int_equal(n, 6);
+	assert_computes(g, &out, "A B C D A E");
 	assert_int_equal(remat_simulate(g, &out, 3, NULL, &r, NULL), REMAT_OK);
 	assert_true(r.valid && r.feasible && r.cost == 6);
 	/* Within 4 the order itself fits: replayed unchanged. */
@@ -378,8 +386,7 @@ static void test_replay_soft_kumar(void **state)
 	struct remat_graph *g = tu_graph(TU_KUMAR);
 	struct remat_schedule order, out;
 	struct remat_sim_result r;
-	int64_t i, n = 0, over = -1;
-	const char *want[] = { "A", "B", "C", "D", "A", "E" };
+	int64_t over = -1;
 
 	(void)state;
 	remat_schedule_init(&order);
@@ -388,13 +395,7 @@ static void test_replay_soft_kumar(void **state)
 	assert_int_equal(remat_i_evict_replay_soft(g, &order, 2, 1000, NULL, &out, &over, NULL),
 			 REMAT_OK);
 	assert_int_equal(over, 2);
-	for (i = 0; i < out.n; i++)
-		if (out.steps[i].op == REMAT_OP_COMPUTE) {
-			assert_true(n < 6);
-			assert_string_equal(g->id[out.steps[i].node], want[n]);
-			n++;
-		}
-	assert_int_equal(n, 6);
+	assert_computes(g, &out, "A B C D A E");
 	assert_int_equal(remat_simulate(g, &out, 2, NULL, &r, NULL), REMAT_OK);
 	assert_true(r.valid && !r.feasible && r.peak_mem == 3 && r.cost == 6);
 	assert_int_equal(remat_i_evict_replay_soft(g, &order, 3, 1000, NULL, &out, &over, NULL),
