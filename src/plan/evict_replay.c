@@ -257,6 +257,15 @@ static void new_stamp(struct tg *t)
 	t->stamp++;
 }
 
+/* Start a walk from u on the queue q (a fresh stamp, u marked): its length, 1. */
+static int32_t walk_from(struct tg *t, int32_t *q, int32_t u)
+{
+	new_stamp(t);
+	q[0] = u;
+	t->mark[u] = t->stamp;
+	return 1;
+}
+
 /*
  * What bringing u back would cost now: u and its missing ancestors, up
  * to resident values.  -1 when that takes more than CLOSURE_CAP values
@@ -265,12 +274,10 @@ static void new_stamp(struct tg *t)
 static double closure_cost(struct tg *t, int32_t u)
 {
 	const struct remat_graph *g = t->g;
-	int32_t n = 0, i, k;
+	int32_t n, i, k;
 	double sum = g->cost[u];
 
-	new_stamp(t);
-	t->cq[n++] = u;
-	t->mark[u] = t->stamp;
+	n = walk_from(t, t->cq, u);
 	for (i = 0; i < n; i++) {
 		int32_t x = t->cq[i];
 
@@ -307,13 +314,11 @@ static void tg_drop(struct tg *t, int32_t u)
 static int owe_missing(struct tg *t, int32_t u, int32_t when)
 {
 	const struct remat_graph *g = t->g;
-	int32_t n = 0, i, k;
+	int32_t n, i, k;
 
 	if (when == NO_USE)
 		return REMAT_OK;
-	new_stamp(t);
-	t->cq[n++] = u;
-	t->mark[u] = t->stamp;
+	n = walk_from(t, t->cq, u);
 	for (i = 0; i < n; i++) {
 		int32_t x = t->cq[i];
 
@@ -443,12 +448,10 @@ static int unlock(struct tg *t, int32_t u)
 static int demand(struct tg *t, int32_t v)
 {
 	const struct remat_graph *g = t->g;
-	int32_t m = 0, i, k;
+	int32_t m, i, k;
 	int rc;
 
-	new_stamp(t);
-	t->mset[m++] = v;
-	t->mark[v] = t->stamp;
+	m = walk_from(t, t->mset, v);
 	for (i = 0; i < m; i++) {
 		int32_t x = t->mset[i];
 
