@@ -1338,8 +1338,9 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		 * A start within LNS_POOR_START times the least cost
 		 * is worth the windows' time; a poorer one (the fast
 		 * planners' best on a random layered DAG at 70%: +200% to
-		 * +1,000%) is not, so the search keeps its share until it
-		 * stalls.
+		 * +1,000%) is not, so the search keeps its share: its
+		 * climbers begin again while none beats the start
+		 * (replay_search.c, step 6).
 		 */
 		if (!poor)
 			check = now + 0.25 * (deadline - now);
@@ -1378,7 +1379,8 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	remat_error_clear(&e);
 	rc = remat_i_replay_search(req, L->o->caller, orders, k, L->o->replay_threads, 0, stall,
 				   deadline,
-				   L->st->cost * (1 - 1e-12), check, L->o->target, rs, rst, &e);
+				   L->st->cost * (1 - 1e-12), check, L->o->target,
+				   poor && deadline > 0, rs, rst, &e);
 	L->st->replay_evals = rst->evals;
 	L->st->replay_cost = rst->cost;
 	if (rc == REMAT_ENOFIT) {

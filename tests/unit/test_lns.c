@@ -336,7 +336,7 @@ static void test_replay_search_brute_force(void **state)
 		req.graph = g;
 		req.budget = budget;
 		req.seed = 1 + (uint64_t)trial;
-		rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, HUGE_VAL, 0, 0, &out, &s,
+		rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, HUGE_VAL, 0, 0, 0, &out, &s,
 					   &err);
 		if (best == -1) {
 			assert_int_equal(rc, REMAT_ENOFIT); /* nothing fits: nor does a replay */
@@ -356,7 +356,7 @@ static void test_replay_search_brute_force(void **state)
 				better += s.cost < s.start_cost - 1e-9;
 				/* Deterministic for a seed (no deadline). */
 				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0,
-								       HUGE_VAL, 0, 0, &out2, &s2, &err), REMAT_OK);
+								       HUGE_VAL, 0, 0, 0, &out2, &s2, &err), REMAT_OK);
 				assert_true(out.n == out2.n && s.evals == s2.evals);
 				assert_memory_equal(out.steps, out2.steps, sizeof(*out.steps) * out.n);
 				/*
@@ -364,7 +364,7 @@ static void test_replay_search_brute_force(void **state)
 				 * costlier; valid, and deterministic too.
 				 */
 				assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2, 0, 200, 0,
-								       HUGE_VAL, 0, 0, &out2, &s2, &err), REMAT_OK);
+								       HUGE_VAL, 0, 0, 0, &out2, &s2, &err), REMAT_OK);
 				r2 = sim(g, &out2, budget);
 				assert_true(r2.valid && r2.feasible);
 				assert_true(fabs(r2.cost - s2.cost) < 1e-9);
@@ -377,7 +377,7 @@ static void test_replay_search_brute_force(void **state)
 
 					remat_schedule_init(&out3);
 					assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2, 0,
-									       200, 0, HUGE_VAL, 0, 0, &out3,
+									       200, 0, HUGE_VAL, 0, 0, 0, &out3,
 									       &s3, &err), REMAT_OK);
 					assert_true(out3.n == out2.n && s3.evals == s2.evals);
 					assert_memory_equal(out3.steps, out2.steps,
@@ -385,15 +385,40 @@ static void test_replay_search_brute_force(void **state)
 					remat_schedule_release(&out3);
 				}
 				/* max_evals caps it (three replays may all fail to fit). */
-				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 3, 200, 0, HUGE_VAL, 0, 0,
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 3, 200, 0, HUGE_VAL, 0, 0, 0,
 							   &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 3);
 				/* A target nothing beats: a quarter of the stall limit. */
-				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, -1, 0, 0,
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, -1, 0, 0, 0,
 							   &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 50);
+				/*
+				 * With restarts the climbers that give up begin again
+				 * (Luby: 1, 1, 2, ... times stall / 16 replays), so
+				 * only the cap of 300 replays a climber ends a search
+				 * for a target nothing beats; what it returns is still the
+				 * cheapest fitting replay it saw, never below the
+				 * optimum, and deterministic for the seed.
+				 */
+				rc = remat_i_replay_search(&req, "test", &topo, 1, 2, 300, 200, 0, -1, 0, 0,
+							   1, &out2, &s2, &err);
+				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+				/* Each climber to the cap (the start's replay counted once), or no move at all. */
+				assert_true(s2.evals == 1 + 2 * 299 || s2.evals == 1);
+				if (rc == REMAT_OK) {
+					r2 = sim(g, &out2, budget);
+					assert_true(r2.valid && r2.feasible);
+					assert_true(fabs(r2.cost - s2.cost) < 1e-9 &&
+						    s2.cost >= best - 1e-9);
+					assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2,
+									       300, 200, 0, -1, 0, 0, 1,
+									       &out, &s, &err), REMAT_OK);
+					assert_true(out.n == out2.n && s.evals == s2.evals);
+					assert_memory_equal(out.steps, out2.steps,
+							    sizeof(*out.steps) * out.n);
+				}
 			}
 		}
 		remat_schedule_release(&out);
