@@ -71,11 +71,11 @@
  *    the target, which ends the others' restarts.  Below the lowest peak
  *    an order can have, whether a climb reaches an order whose replay
  *    fits depends mostly on its first few hundred moves: on the
- *    published random-layered-n250 at 70%, climbs of 1,000 replays from
- *    the same start fit about once in 30, and a climb 16 times as long
- *    comes within 2 KB of fitting and no nearer; many short climbs find
- *    one (then +3.0% to +4.5% for seeds 1 to 3 of `remat plan -t 60`,
- *    against +10.8% to +10.9% from the windows alone).
+ *    published random-layered-n250 at 70%, one climb in 30 to 120 of
+ *    250 to 1,000 replays from the same start reached one, and a climb
+ *    of 16,000 came within 2 KB of fitting and no nearer; many short
+ *    climbs find one (then +3.5% to +4.7% for seeds 1 to 3 of `remat
+ *    plan -t 60`, against +10.8% to +10.9% from the windows alone).
  *
  * Never returns a schedule the simulator did not accept; deterministic
  * for a seed and thread count while no deadline stops it.  Time per step:

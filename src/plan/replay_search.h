@@ -43,9 +43,9 @@ struct remat_i_replay_search_stats {
  * Deterministic for req->seed and threads when neither deadline stops
  * it; climber 0 is the search of threads = 1, so more threads never
  * return a costlier schedule then (without restarts: with them another
- * climber's schedule below target ends climber 0's restarts).  Progress goes to req's callback under
- * the planner name caller, from the calling thread.  Each replay costs
- * O(steps * (in-degree + log n)).
+ * climber's schedule below target ends climber 0's restarts).  Progress
+ * goes to req's callback under the planner name caller, from the calling
+ * thread.  Each replay costs O(steps * (in-degree + log n)).
  */
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
 			  const int32_t *const *orders, int norders, int threads,
