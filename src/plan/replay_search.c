@@ -63,8 +63,10 @@
  *    a start can be a poor basin for every climb from it (+6.1% for both
  *    climbers of seed 3 on that graph, +4.0% with this).  Climbers share
  *    nothing but the progress display's best cost.
- * 6. With restarts (LNS asks for them when its start is poor, so the
- *    search has its whole share of the time): a climber stopped early by
+ * 6. With restarts (LNS asks for them all when its start is poor, so
+ *    the search has its whole share of the time, and otherwise for the
+ *    climbs that have not reached an order whose replay fits, until the
+ *    check time): a climber stopped early by
  *    step 4's count begins again from its start, its random sequence
  *    going on, for stall / 16 replays times the next term of Luby's
  *    sequence (1 1 2 1 1 2 4 ...), until a climber has a schedule below
@@ -119,7 +121,7 @@ struct climb_ctx {
 	int64_t base;           /* replays before the climb (the start's) */
 	double deadline, target, check, t0;
 	double good;            /* stop at this cost or less (0: no such stop) */
-	int restarts;           /* step 6: climbers that give up begin again */
+	int restarts;           /* step 6: which climbers that give up begin again */
 	atomic_int done;        /* a climber reached good: all stop */
 	atomic_int beaten;      /* a climber has a schedule below target */
 	pthread_mutex_t mu;
@@ -363,7 +365,7 @@ static int give_up(struct climber *C, int64_t *limit)
 	struct climb_ctx *cx = C->cx;
 
 	if (!cx->restarts || (cx->check > 0 && remat_now() >= cx->check) ||
-	    atomic_load(&cx->beaten))
+	    atomic_load(&cx->beaten) || (cx->restarts == REMAT_I_RESTART_UNFIT && C->bo == 0))
 		return 1;
 	rs_copy(&C->R, &C->R0);
 	C->bo = C->bo0;
