@@ -1340,9 +1340,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 		 * planners' best on a random layered DAG at 70%: +200% to
 		 * +1,000%) is not, so the search keeps its share: its
 		 * climbers begin again while none beats the start
-		 * (replay_search.c, step 6).  With a better start, only
-		 * the climbs that found no order whose replay fits begin
-		 * again, until check.
+		 * (replay_search.c, step 6).
 		 */
 		if (!poor)
 			check = now + 0.25 * (deadline - now);
@@ -1382,8 +1380,7 @@ static int replay_start(struct lns *L, const struct remat_schedule *start, int32
 	rc = remat_i_replay_search(req, L->o->caller, orders, k, L->o->replay_threads, 0, stall,
 				   deadline,
 				   L->st->cost * (1 - 1e-12), check, L->o->target,
-				   deadline <= 0 ? REMAT_I_RESTART_NONE : poor ? REMAT_I_RESTART_ALL :
-				   REMAT_I_RESTART_UNFIT, rs, rst, &e);
+				   poor && deadline > 0, rs, rst, &e);
 	L->st->replay_evals = rst->evals;
 	L->st->replay_cost = rst->cost;
 	if (rc == REMAT_ENOFIT) {

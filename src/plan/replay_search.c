@@ -63,20 +63,23 @@
  *    a start can be a poor basin for every climb from it (+6.1% for both
  *    climbers of seed 3 on that graph, +4.0% with this).  Climbers share
  *    nothing but the progress display's best cost.
- * 6. With restarts (LNS asks for them all when its start is poor, so
- *    the search has its whole share of the time, and otherwise for the
- *    climbs that have not reached an order whose replay fits, until the
- *    check time): a climber stopped early by
- *    step 4's count begins again from its start, its random sequence
- *    going on, for stall / 16 replays times the next term of Luby's
- *    sequence (1 1 2 1 1 2 4 ...), until a climber has a schedule below
- *    the target, which ends the others' restarts.  Below the lowest peak
+ * 6. With restarts (LNS asks for them when its start is poor, so the
+ *    search has its whole share of the time): when every climber has
+ *    stopped and none beats the target, all begin again from their
+ *    starts, their random sequences going on, for stall / 16 replays
+ *    times the next term of Luby's sequence (1 1 2 1 1 2 4 ...), in
+ *    rounds (at most MAX_ROUNDS) until a climber beats the target.  The
+ *    rounds are synchronous, so the search stays deterministic for a
+ *    seed and thread count while no deadline stops it (an earlier form,
+ *    where one climber's fit ended the others' restarts at once, was
+ *    not: auto planning twice at one budget under ASan got two costs
+ *    in tests/property/prop_lowest.c).  Below the lowest peak
  *    an order can have, whether a climb reaches an order whose replay
  *    fits depends mostly on its first few hundred moves: on the
  *    published random-layered-n250 at 70%, one climb in 30 to 120 of
  *    250 to 1,000 replays from the same start reached one, and a climb
  *    of 16,000 came within 2 KB of fitting and no nearer; many short
- *    climbs find one (then +3.5% to +4.7% for seeds 1 to 3 of `remat
+ *    climbs find one (+3.65/+12.69/+4.71% for seeds 1 to 3 of `remat
  *    plan -t 60`, against +10.8% to +10.9% from the windows alone).
  *
  * Never returns a schedule the simulator did not accept; deterministic
@@ -102,6 +105,8 @@
 #define REPORT_EVERY 256
 /* Most climbers (step 5). */
 #define MAX_THREADS 16
+/* Most rounds of climbs begun again (step 6). */
+#define MAX_ROUNDS 64
 
 struct rs {
 	const struct remat_plan_request *req;
@@ -121,9 +126,7 @@ struct climb_ctx {
 	int64_t base;           /* replays before the climb (the start's) */
 	double deadline, target, check, t0;
 	double good;            /* stop at this cost or less (0: no such stop) */
-	int restarts;           /* step 6: which climbers that give up begin again */
 	atomic_int done;        /* a climber reached good: all stop */
-	atomic_int beaten;      /* a climber has a schedule below target */
 	pthread_mutex_t mu;
 	double shown;           /* best cost of any climber (display only) */
 };
@@ -137,7 +140,7 @@ struct climber {
 	int64_t bo;             /* the climb's best: bytes over the budget (0: fits), */
 	double bc;              /* then cost (step 2) */
 	int64_t evals, improved;
-	int64_t restarts;       /* step 6: climbs begun again */
+	int64_t limit;          /* replays it may make while its best is not below target */
 	int id, rc;             /* out holds its best when best is below the start's */
 	struct rs R0;           /* step 6: its start (sequence and hot nodes) */
 	int64_t bo0;
@@ -354,43 +357,16 @@ static int64_t luby(int64_t i)
 	}
 }
 
-/*
- * Step 4's early stop has come for C, whose best does not beat the
- * target: 1 when it is over (no restarts, the check time, or another
- * climber beat the target), else step 6 begins its climb again from its
- * start and *limit is the new climb's allowance of replays.
- */
-static int give_up(struct climber *C, int64_t *limit)
-{
-	struct climb_ctx *cx = C->cx;
-
-	if (!cx->restarts || (cx->check > 0 && remat_now() >= cx->check) ||
-	    atomic_load(&cx->beaten) || (cx->restarts == REMAT_I_RESTART_UNFIT && C->bo == 0))
-		return 1;
-	rs_copy(&C->R, &C->R0);
-	C->bo = C->bo0;
-	C->bc = C->bc0;
-	C->restarts++;
-	*limit = C->evals + luby(C->restarts) * (cx->stall / 16 > 1 ? cx->stall / 16 : 1);
-	return 0;
-}
-
-/* Steps 3, 4 and 6 for one climber; the result in C->rc, C->best, C->out. */
+/* Steps 3 and 4 for one climber; the result in C->rc, C->best, C->out. */
 static void *climb(void *arg)
 {
 	struct climber *C = arg;
 	struct climb_ctx *cx = C->cx;
 	struct rs *R = &C->R;
 	const struct remat_plan_request *req = R->req;
-	int64_t since = 0, o, limit = cx->stall / 4 - cx->base;
+	int64_t since = 0, o;
 	double c;
 	int rc = REMAT_OK;
-
-	if (cx->restarts) {
-		rs_copy(&C->R0, R);
-		C->bo0 = C->bo;
-		C->bc0 = C->bc;
-	}
 
 	while (since < cx->stall && (cx->max_evals <= 0 || cx->base + C->evals < cx->max_evals) &&
 	       !(cx->deadline > 0 && remat_now() >= cx->deadline) && !remat_plan_expired(req) &&
@@ -398,12 +374,8 @@ static void *climb(void *arg)
 		int32_t a, b;
 
 		if (C->best >= cx->target &&
-		    (C->evals >= limit || (cx->check > 0 && remat_now() >= cx->check))) {
-			if (give_up(C, &limit))
-				break; /* not even near what it should beat */
-			since = 0;
-			continue;
-		}
+		    (C->evals >= C->limit || (cx->check > 0 && remat_now() >= cx->check)))
+			break; /* not even near what it should beat */
 		if (!pick(R, &C->rng, &a, &b)) {
 			since++; /* a graph with no move left still ends */
 			continue;
@@ -424,8 +396,6 @@ static void *climb(void *arg)
 			C->best = c;
 			C->best_at = remat_now();
 			C->improved++;
-			if (c < cx->target)
-				atomic_store(&cx->beaten, 1);
 			rc = remat_schedule_copy(&C->out, &R->kept, &C->err);
 			if (rc)
 				break;
@@ -447,6 +417,32 @@ static void *climb(void *arg)
 	return NULL;
 }
 
+/*
+ * Step 5: climbers 1.. on their own threads, climber 0 on this one;
+ * started[t] is set when climber t's thread ran (in this round or before).
+ */
+static void run_climbers(struct climber *C, int threads, uint8_t *started)
+{
+	pthread_t tid[MAX_THREADS];
+	uint8_t now[MAX_THREADS];
+	int t;
+
+	for (t = 1; t < threads; t++) {
+		/* Counted before it starts: no solve forks meanwhile. */
+		remat_i_threads_add(1);
+		now[t] = pthread_create(&tid[t], NULL, climb, &C[t]) == 0;
+		if (!now[t])
+			remat_i_threads_add(-1);
+	}
+	climb(&C[0]);
+	for (t = 1; t < threads; t++)
+		if (now[t]) {
+			pthread_join(tid[t], NULL);
+			remat_i_threads_add(-1);
+			started[t] = 1;
+		}
+}
+
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
 			  const int32_t *const *orders, int norders, int threads,
 			  int64_t max_evals, int64_t stall, double deadline, double target,
@@ -457,12 +453,11 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	struct remat_i_replay_search_stats local;
 	struct climber C[MAX_THREADS];
 	struct climb_ctx cx;
-	pthread_t tid[MAX_THREADS];
 	uint8_t *need = NULL, started[MAX_THREADS];
 	uint64_t rng = req->seed ^ 0x5eed5eed5eedull;
 	double best = HUGE_VAL, bc = HUGE_VAL, second_cost = HUGE_VAL, c;
 	int64_t bo = INT64_MAX, second_over = INT64_MAX, o;
-	int k, t, first = 0, second = -1, win = -1, rc = REMAT_OK, bad = 0;
+	int k, t, first = 0, second = -1, win = -1, rc = REMAT_OK, bad = 0, round;
 
 	if (!st)
 		st = &local;
@@ -475,10 +470,8 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		threads = MAX_THREADS;
 	cx = (struct climb_ctx){ .caller = caller, .max_evals = max_evals, .stall = stall,
 				 .deadline = deadline, .target = target, .check = check,
-				 .good = good, .restarts = restarts,
-				 .t0 = remat_now() };
+				 .good = good, .t0 = remat_now() };
 	atomic_init(&cx.done, 0);
-	atomic_init(&cx.beaten, 0);
 	if (pthread_mutex_init(&cx.mu, NULL))
 		return REMAT_FAIL(err, REMAT_ENOMEM, "cannot create a mutex for the order search");
 	memset(C, 0, sizeof(C));
@@ -489,7 +482,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 		remat_schedule_init(&C[t].out);
 		remat_error_clear(&C[t].err);
 		bad |= rs_alloc(&C[t].R, req) != 0;
-		if (cx.restarts)
+		if (restarts)
 			bad |= rs_alloc(&C[t].R0, req) != 0;
 	}
 	need = malloc((size_t)g->n + 1);
@@ -555,20 +548,38 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			if (t > 0)
 				C[t].rng = remat_i_rand_next(&rng);
 		}
-		if (rc == REMAT_OK) {
-			for (t = 1; t < threads; t++) {
-				/* Counted before it starts: no solve forks meanwhile. */
-				remat_i_threads_add(1);
-				started[t] = pthread_create(&tid[t], NULL, climb, &C[t]) == 0;
-				if (!started[t])
-					remat_i_threads_add(-1);
+		for (t = 0; t < threads && rc == REMAT_OK; t++) {
+			C[t].limit = cx.stall / 4 - cx.base;
+			if (restarts) {
+				rs_copy(&C[t].R0, &C[t].R);
+				C[t].bo0 = C[t].bo;
+				C[t].bc0 = C[t].bc;
 			}
-			climb(&C[0]);
-			for (t = 1; t < threads; t++)
-				if (started[t]) {
-					pthread_join(tid[t], NULL);
-					remat_i_threads_add(-1);
+		}
+		if (rc == REMAT_OK)
+			run_climbers(C, threads, started);
+		/* Step 6: rounds of climbs begun again while none beats the target. */
+		for (round = 1; rc == REMAT_OK && restarts && round <= MAX_ROUNDS &&
+		     !atomic_load(&cx.done) && !(deadline > 0 && remat_now() >= deadline) &&
+		     !remat_plan_expired(req); round++) {
+			int go = 0;
+
+			for (t = 0; t < threads; t++)
+				if ((t == 0 || started[t]) && (C[t].rc || C[t].best < target))
+					go = -1;
+			for (t = 0; t < threads && go >= 0; t++)
+				if ((t == 0 || started[t]) &&
+				    (max_evals <= 0 || cx.base + C[t].evals < max_evals)) {
+					rs_copy(&C[t].R, &C[t].R0);
+					C[t].bo = C[t].bo0;
+					C[t].bc = C[t].bc0;
+					C[t].limit = C[t].evals + luby(round) *
+						(cx.stall / 16 > 1 ? cx.stall / 16 : 1);
+					go = 1;
 				}
+			if (go <= 0)
+				break;
+			run_climbers(C, threads, started);
 		}
 		for (t = 0; t < threads; t++) {
 			if (t > 0 && !started[t])
@@ -598,7 +609,7 @@ done:
 	free(need);
 	for (t = 0; t < threads; t++) {
 		rs_free(&C[t].R);
-		if (cx.restarts)
+		if (restarts)
 			rs_free(&C[t].R0);
 		remat_schedule_release(&C[t].out);
 	}

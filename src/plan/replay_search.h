@@ -31,27 +31,22 @@ struct remat_i_replay_search_stats {
  * included; 0: no cap), at deadline (a remat_now() value; 0: none) or
  * when req expires; and, while its best costs target or more (a schedule
  * it should beat; HUGE_VAL: none), after stall / 4 replays or at check (a
- * remat_now() value; 0: none).  With restarts (REMAT_I_RESTART_ALL, or
- * REMAT_I_RESTART_UNFIT for a climber none of whose replays fitted yet),
- * a climber stopped that way
- * by replays (not by check) begins again from its start with its random
- * sequence where it is, for stall / 16 replays times the next term of
- * Luby's sequence (1 1 2 1 1 2 4 ...), until one climber has a schedule
- * below target.  Every climber stops as soon as one has a
+ * remat_now() value; 0: none).  With restarts, when every climber has
+ * stopped and none has a schedule below target, all begin again from
+ * their starts with their random sequences where they are, for stall /
+ * 16 replays times the next term of Luby's sequence (1 1 2 1 1 2 4 ...),
+ * in at most 64 such rounds.  Every climber stops as soon as one has a
  * schedule costing good or less (a bound plus a gap; 0: none).  out
  * receives the cheapest schedule found
  * (compute-only, valid and within the budget by the simulator) and
  * REMAT_OK; REMAT_ENOFIT when no replay fitted; REMAT_ENOMEM.
  * Deterministic for req->seed and threads when neither deadline stops
  * it; climber 0 is the search of threads = 1, so more threads never
- * return a costlier schedule then (without restarts: with them another
- * climber's schedule below target ends climber 0's restarts).  Progress
+ * return a costlier schedule then (without restarts: with them, another
+ * climber's schedule below target ends the rounds).  Progress
  * goes to req's callback under the planner name caller, from the calling
  * thread.  Each replay costs O(steps * (in-degree + log n)).
  */
-/* Which climbers begin again (remat_i_replay_search's restarts). */
-enum { REMAT_I_RESTART_NONE, REMAT_I_RESTART_ALL, REMAT_I_RESTART_UNFIT };
-
 int remat_i_replay_search(const struct remat_plan_request *req, const char *caller,
 			  const int32_t *const *orders, int norders, int threads,
 			  int64_t max_evals, int64_t stall, double deadline, double target,

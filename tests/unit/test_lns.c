@@ -391,7 +391,7 @@ static void test_replay_search_brute_force(void **state)
 				assert_true(s2.evals <= 3);
 				/* A target nothing beats: a quarter of the stall limit. */
 				rc = remat_i_replay_search(&req, "test", &topo, 1, 1, 0, 200, 0, -1, 0, 0,
-							   REMAT_I_RESTART_NONE, &out2, &s2, &err);
+							   0, &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				assert_true(s2.evals <= 50);
 				/*
@@ -403,7 +403,7 @@ static void test_replay_search_brute_force(void **state)
 				 * optimum, and deterministic for the seed.
 				 */
 				rc = remat_i_replay_search(&req, "test", &topo, 1, 2, 300, 200, 0, -1, 0, 0,
-							   REMAT_I_RESTART_ALL, &out2, &s2, &err);
+							   1, &out2, &s2, &err);
 				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
 				/* Each climber to the cap (the start's replay counted once), or no move at all. */
 				assert_true(s2.evals == 1 + 2 * 299 || s2.evals == 1);
@@ -414,24 +414,12 @@ static void test_replay_search_brute_force(void **state)
 						    s2.cost >= best - 1e-9);
 					assert_int_equal(remat_i_replay_search(&req, "test", &topo, 1, 2,
 									       300, 200, 0, -1, 0, 0,
-									       REMAT_I_RESTART_ALL, &out, &s,
+									       1, &out, &s,
 									       &err), REMAT_OK);
 					assert_true(out.n == out2.n && s.evals == s2.evals);
 					assert_memory_equal(out.steps, out2.steps,
 							    sizeof(*out.steps) * out.n);
 				}
-				/*
-				 * Only the climbs that have not fitted begin again: from
-				 * a start whose replay fits, none does, and the search
-				 * ends at a quarter of the stall limit as without.
-				 */
-				rc = remat_i_replay_search(&req, "test", &topo, 1, 2, 300, 200, 0, -1, 0, 0,
-							   REMAT_I_RESTART_UNFIT, &out2, &s2, &err);
-				assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
-				if (s2.start_cost < HUGE_VAL)
-					assert_true(s2.evals <= 1 + 2 * 50);
-				else
-					assert_true(s2.evals <= 1 + 2 * 299);
 			}
 		}
 		remat_schedule_release(&out);
