@@ -419,7 +419,7 @@ static void *climb(void *arg)
 
 /*
  * Step 5: climbers 1.. on their own threads, climber 0 on this one;
- * started[t] is set when climber t's thread ran (in this round or before).
+ * started[t] is set when climber t ran (in this round or before).
  */
 static void run_climbers(struct climber *C, int threads, uint8_t *started)
 {
@@ -435,6 +435,7 @@ static void run_climbers(struct climber *C, int threads, uint8_t *started)
 			remat_i_threads_add(-1);
 	}
 	climb(&C[0]);
+	started[0] = 1;
 	for (t = 1; t < threads; t++)
 		if (now[t]) {
 			pthread_join(tid[t], NULL);
@@ -565,11 +566,10 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			int go = 0;
 
 			for (t = 0; t < threads; t++)
-				if ((t == 0 || started[t]) && (C[t].rc || C[t].best < target))
+				if (started[t] && (C[t].rc || C[t].best < target))
 					go = -1;
 			for (t = 0; t < threads && go >= 0; t++)
-				if ((t == 0 || started[t]) &&
-				    (max_evals <= 0 || cx.base + C[t].evals < max_evals)) {
+				if (started[t] && (max_evals <= 0 || cx.base + C[t].evals < max_evals)) {
 					rs_copy(&C[t].R, &C[t].R0);
 					C[t].bo = C[t].bo0;
 					C[t].bc = C[t].bc0;
@@ -582,7 +582,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			run_climbers(C, threads, started);
 		}
 		for (t = 0; t < threads; t++) {
-			if (t > 0 && !started[t])
+			if (!started[t])
 				continue; /* no thread: this climber did not run */
 			st->evals += C[t].evals;
 			st->improved += C[t].improved;
