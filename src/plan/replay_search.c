@@ -65,10 +65,16 @@
  *    nothing but the progress display's best cost.
  * 6. With restarts (LNS asks for them when its start is poor, so the
  *    search has its whole share of the time): when every climber has
- *    stopped and none beats the target, all begin again from their
- *    starts, their random sequences going on, for stall / 16 replays
- *    times the next term of Luby's sequence (1 1 2 1 1 2 4 ...), in
- *    rounds (at most MAX_ROUNDS) until a climber beats the target.  The
+ *    stopped and none beats the target, all begin again, their random
+ *    sequences going on, for stall / 16 replays times the next term of
+ *    Luby's sequence (1 1 2 1 1 2 4 ...), in rounds (at most
+ *    MAX_ROUNDS) until a climber beats the target.  In round r climber t
+ *    begins from orders[(r * threads + t) mod norders] (its own start's
+ *    snapshot when that is its start, else that order replayed afresh,
+ *    a replay counted): on random-layered-n250 at 70%, `-t 60`, nine
+ *    seeds, rounds from each climber's own start gave a median of +4.71%
+ *    and two or three runs above +10%, rounds taking the orders in turn
+ *    +3.38% and one (bench/RESULTS.md, the hard end).  The
  *    rounds are synchronous, so the search stays deterministic for a
  *    seed and thread count while no deadline stops it (an earlier form,
  *    where one climber's fit ended the others' restarts at once, was
@@ -79,7 +85,7 @@
  *    published random-layered-n250 at 70%, one climb in 30 to 120 of
  *    250 to 1,000 replays from the same start reached one, and a climb
  *    of 16,000 came within 2 KB of fitting and no nearer; many short
- *    climbs find one (+3.65/+12.69/+4.71% for seeds 1 to 3 of `remat
+ *    climbs find one (+3.70/+3.95/+3.38% for seeds 1 to 3 of `remat
  *    plan -t 60`, against +10.8% to +10.9% from the windows alone).
  *
  * Never returns a schedule the simulator did not accept; deterministic
@@ -357,6 +363,35 @@ static int64_t luby(int64_t i)
 	}
 }
 
+/*
+ * Step 6: climber C begins again from order (not its own start): its
+ * replay scored as a start is (one replay counted), kept as its best when
+ * it fits and is cheaper.  REMAT_OK, REMAT_ECANCELED or another error
+ * (its message in C->err).
+ */
+static int restart_from(struct climber *C, const int32_t *order, const uint8_t *need)
+{
+	struct rs *R = &C->R;
+	int rc;
+
+	remat_i_seq_load(&R->S, need, order);
+	rc = score(R, 1, &C->bc, &C->bo, &C->err);
+	if (rc)
+		return rc;
+	C->evals++;
+	if (C->bo == INT64_MAX)
+		return REMAT_OK;
+	note_hot(R);
+	if (C->bo > 0 || C->bc >= C->best)
+		return REMAT_OK;
+	C->best = C->bc;
+	C->best_at = remat_now();
+	C->improved++;
+	if (C->bc < C->cx->shown)
+		C->cx->shown = C->bc; /* no climber runs meanwhile */
+	return remat_schedule_copy(&C->out, &R->kept, &C->err);
+}
+
 /* Steps 3 and 4 for one climber; the result in C->rc, C->best, C->out. */
 static void *climb(void *arg)
 {
@@ -459,6 +494,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 	double best = HUGE_VAL, bc = HUGE_VAL, second_cost = HUGE_VAL, c;
 	int64_t bo = INT64_MAX, second_over = INT64_MAX, o;
 	int k, t, first = 0, second = -1, win = -1, rc = REMAT_OK, bad = 0, round;
+	int own[MAX_THREADS]; /* the index in orders of each climber's start */
 
 	if (!st)
 		st = &local;
@@ -534,6 +570,7 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			C[t].best = best;
 			C[t].bo = bo;
 			C[t].bc = bc;
+			own[t] = t == 1 && second >= 0 ? second : first;
 			if (t == 1 && second >= 0) {
 				remat_i_seq_load(&C[1].R.S, need, orders[second]);
 				rc = score(&C[1].R, 1, &C[1].bc, &C[1].bo, err);
@@ -570,14 +607,29 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 					go = -1;
 			for (t = 0; t < threads && go >= 0; t++)
 				if (started[t] && (max_evals <= 0 || cx.base + C[t].evals < max_evals)) {
-					rs_copy(&C[t].R, &C[t].R0);
-					C[t].bo = C[t].bo0;
-					C[t].bc = C[t].bc0;
+					int j = (round * threads + t) % norders, r2;
+
+					if (j == own[t]) {
+						rs_copy(&C[t].R, &C[t].R0);
+						C[t].bo = C[t].bo0;
+						C[t].bc = C[t].bc0;
+					} else {
+						r2 = restart_from(&C[t], orders[j], need);
+						if (r2 == REMAT_ECANCELED) {
+							go = -1; /* the request expired in the replay */
+							break;
+						}
+						if (r2) {
+							rc = r2;
+							*err = C[t].err;
+							break;
+						}
+					}
 					C[t].limit = C[t].evals + luby(round) *
 						(cx.stall / 16 > 1 ? cx.stall / 16 : 1);
 					go = 1;
 				}
-			if (go <= 0)
+			if (go <= 0 || rc)
 				break;
 			run_climbers(C, threads, started);
 		}

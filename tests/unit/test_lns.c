@@ -301,6 +301,31 @@ static void test_order_poor_file(void **state)
 	remat_graph_free(g);
 }
 
+/* A topological order of g that runs the highest-indexed ready node first. */
+static int32_t *kahn_reverse(const struct remat_graph *g)
+{
+	int32_t *ord = malloc(sizeof(int32_t) * ((size_t)g->n + 1)), n = 0, v, k;
+	uint8_t *done = calloc((size_t)g->n + 1, 1);
+
+	assert_non_null(ord);
+	assert_non_null(done);
+	while (n < g->n) {
+		for (v = g->n - 1; v >= 0; v--) {
+			if (done[v])
+				continue;
+			for (k = g->in_off[v]; k < g->in_off[v + 1] && done[g->in_idx[k]]; k++)
+				;
+			if (k == g->in_off[v + 1])
+				break;
+		}
+		assert_true(v >= 0);
+		done[v] = 1;
+		ord[n++] = v;
+	}
+	free(done);
+	return ord;
+}
+
 /*
  * The order search by replay (src/plan/replay_search.c) on random DAGs and
  * training chains at budgets between the least peak and the no-remat
@@ -419,6 +444,39 @@ static void test_replay_search_brute_force(void **state)
 					assert_true(out.n == out2.n && s.evals == s2.evals);
 					assert_memory_equal(out.steps, out2.steps,
 							    sizeof(*out.steps) * out.n);
+				}
+				/*
+				 * Two orders (the file's and the reverse-priority
+				 * Kahn order): the rounds also begin from the other
+				 * one, each such start a replay the cap counts; the
+				 * same guarantees, and the same answer twice.
+				 */
+				{
+					const int32_t *two[2];
+					int32_t *rev = kahn_reverse(g);
+
+					two[0] = g->topo;
+					two[1] = rev;
+					rc = remat_i_replay_search(&req, "test", two, 2, 2, 300, 200, 0, -1,
+								   0, 0, 1, &out2, &s2, &err);
+					assert_true(rc == REMAT_OK || rc == REMAT_ENOFIT);
+					assert_true(s2.evals <= 3 + 2 * 298);
+					if (rc == REMAT_OK) {
+						r2 = sim(g, &out2, budget);
+						assert_true(r2.valid && r2.feasible);
+						assert_true(fabs(r2.cost - s2.cost) < 1e-9 &&
+							    s2.cost >= best - 1e-9);
+					}
+					assert_int_equal(remat_i_replay_search(&req, "test", two, 2, 2, 300,
+									       200, 0, -1, 0, 0, 1, &out,
+									       &s, &err), rc);
+					assert_true(s.evals == s2.evals);
+					if (rc == REMAT_OK) {
+						assert_true(out.n == out2.n && s.cost == s2.cost);
+						assert_memory_equal(out.steps, out2.steps,
+								    sizeof(*out.steps) * out.n);
+					}
+					free(rev);
 				}
 			}
 		}
