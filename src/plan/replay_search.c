@@ -363,6 +363,23 @@ static int64_t luby(int64_t i)
 	}
 }
 
+/* C's replay (R.kept) fits at cost c, below its best: its best now. */
+static int keep_best(struct climber *C, double c)
+{
+	struct climb_ctx *cx = C->cx;
+
+	C->best = c;
+	C->best_at = remat_now();
+	C->improved++;
+	pthread_mutex_lock(&cx->mu);
+	if (c < cx->shown)
+		cx->shown = c;
+	pthread_mutex_unlock(&cx->mu);
+	if (cx->good > 0 && c <= cx->good)
+		atomic_store(&cx->done, 1);
+	return remat_schedule_copy(&C->out, &C->R.kept, &C->err);
+}
+
 /*
  * Step 6: climber C begins again from order (not its own start): its
  * replay scored as a start is (one replay counted), kept as its best when
@@ -384,12 +401,7 @@ static int restart_from(struct climber *C, const int32_t *order, const uint8_t *
 	note_hot(R);
 	if (C->bo > 0 || C->bc >= C->best)
 		return REMAT_OK;
-	C->best = C->bc;
-	C->best_at = remat_now();
-	C->improved++;
-	if (C->bc < C->cx->shown)
-		C->cx->shown = C->bc; /* no climber runs meanwhile */
-	return remat_schedule_copy(&C->out, &R->kept, &C->err);
+	return keep_best(C, C->bc);
 }
 
 /* Steps 3 and 4 for one climber; the result in C->rc, C->best, C->out. */
@@ -428,18 +440,9 @@ static void *climb(void *arg)
 			note_hot(R);
 			if (o > 0 || c >= C->best)
 				continue; /* not fitting yet, or a climb begun again above its best */
-			C->best = c;
-			C->best_at = remat_now();
-			C->improved++;
-			rc = remat_schedule_copy(&C->out, &R->kept, &C->err);
+			rc = keep_best(C, c);
 			if (rc)
 				break;
-			pthread_mutex_lock(&cx->mu);
-			if (c < cx->shown)
-				cx->shown = c;
-			pthread_mutex_unlock(&cx->mu);
-			if (cx->good > 0 && c <= cx->good)
-				atomic_store(&cx->done, 1);
 		} else if (better(C->bo, C->bc, o, c)) {
 			remat_i_seq_undo(&R->S, a, b);
 		}
