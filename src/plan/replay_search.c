@@ -574,15 +574,15 @@ int remat_i_replay_search(const struct remat_plan_request *req, const char *call
 			C[t].bo = bo;
 			C[t].bc = bc;
 			own[t] = t == 1 && second >= 0 ? second : first;
-			if (t == 1 && second >= 0) {
-				remat_i_seq_load(&C[1].R.S, need, orders[second]);
-				rc = score(&C[1].R, 1, &C[1].bc, &C[1].bo, err);
+			if (own[t] != first) {
+				remat_i_seq_load(&C[t].R.S, need, orders[own[t]]);
+				rc = score(&C[t].R, 1, &C[t].bc, &C[t].bo, err);
 				st->evals++;
 				if (rc)
 					break;
-				C[1].best = C[1].bo == 0 ? C[1].bc : HUGE_VAL;
-				if (C[1].bo < INT64_MAX)
-					note_hot(&C[1].R);
+				C[t].best = C[t].bo == 0 ? C[t].bc : HUGE_VAL;
+				if (C[t].bo < INT64_MAX)
+					note_hot(&C[t].R);
 			} else if (t > 0) {
 				rs_copy(&C[t].R, &C[0].R);
 			}

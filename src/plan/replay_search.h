@@ -32,10 +32,10 @@ struct remat_i_replay_search_stats {
  * when req expires; and, while its best costs target or more (a schedule
  * it should beat; HUGE_VAL: none), after stall / 4 replays or at check (a
  * remat_now() value; 0: none).  With restarts, when every climber has
- * stopped and none has a schedule below target, all begin again from
- * their starts with their random sequences where they are, for stall /
- * 16 replays times the next term of Luby's sequence (1 1 2 1 1 2 4 ...),
- * in at most 64 such rounds.  Every climber stops as soon as one has a
+ * stopped and none has a schedule below target, all begin again with
+ * their random sequences where they are, each round from the next of
+ * orders in turn, for stall / 16 replays times the next term of Luby's
+ * sequence (1 1 2 1 1 2 4 ...), in at most 64 such rounds.  Every climber stops as soon as one has a
  * schedule costing good or less (a bound plus a gap; 0: none).  out
  * receives the cheapest schedule found
  * (compute-only, valid and within the budget by the simulator) and
