@@ -460,10 +460,21 @@ static void rebase(struct ord *o, int64_t peak)
 		o->excess += excess_of(o->prof[k], o->level);
 }
 
-static int ls_alloc(struct ord *o, struct remat_error *err)
+/* Rebuild the segment tree from prof. */
+static void tree_build(struct ord *o)
 {
 	int32_t k;
 
+	for (k = 0; k < 2 * o->size; k++)
+		o->tree[k] = INT64_MIN;
+	for (k = 0; k < o->L; k++)
+		o->tree[o->size + k] = o->prof[k];
+	for (k = o->size - 1; k >= 1; k--)
+		o->tree[k] = o->tree[2 * k] > o->tree[2 * k + 1] ? o->tree[2 * k] : o->tree[2 * k + 1];
+}
+
+static int ls_alloc(struct ord *o, struct remat_error *err)
+{
 	o->size = 1;
 	while (o->size < o->L)
 		o->size <<= 1;
@@ -472,12 +483,7 @@ static int ls_alloc(struct ord *o, struct remat_error *err)
 	o->touched = malloc(sizeof(int32_t) * ((size_t)o->g->n + 1));
 	if (!o->tree || !o->adj || !o->touched)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for an order");
-	for (k = 0; k < 2 * o->size; k++)
-		o->tree[k] = INT64_MIN;
-	for (k = 0; k < o->L; k++)
-		o->tree[o->size + k] = o->prof[k];
-	for (k = o->size - 1; k >= 1; k--)
-		o->tree[k] = o->tree[2 * k] > o->tree[2 * k + 1] ? o->tree[2 * k] : o->tree[2 * k + 1];
+	tree_build(o);
 	return REMAT_OK;
 }
 
@@ -585,19 +591,6 @@ static int64_t default_moves(int32_t L)
 	int64_t m = 1000 * (int64_t)L;
 
 	return m > 5000000 ? 5000000 : m;
-}
-
-/* Rebuild the segment tree from prof. */
-static void tree_build(struct ord *o)
-{
-	int32_t k;
-
-	for (k = 0; k < 2 * o->size; k++)
-		o->tree[k] = INT64_MIN;
-	for (k = 0; k < o->L; k++)
-		o->tree[o->size + k] = o->prof[k];
-	for (k = o->size - 1; k >= 1; k--)
-		o->tree[k] = o->tree[2 * k] > o->tree[2 * k + 1] ? o->tree[2 * k] : o->tree[2 * k + 1];
 }
 
 /* A random node (half the time one near the peak's step) and a place for it. */

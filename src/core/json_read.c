@@ -845,6 +845,21 @@ int remat_i_json_parse(const char *buf, size_t len, const char *source,
 	return REMAT_OK;
 }
 
+int remat_i_json_parse_file(const char *path, struct cJSON **out, const char **source,
+			    struct remat_error *err)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	*out = NULL;
+	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
+	*source = remat_i_input_name(path);
+	rc = remat_i_json_parse(buf, len, *source, out, err);
+	free(buf);
+	return rc;
+}
+
 int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
 			    struct cJSON **out, struct remat_error *err)
 {

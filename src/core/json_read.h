@@ -40,6 +40,13 @@ struct cJSON;
 int remat_i_json_parse(const char *buf, size_t len, const char *source,
 		       struct cJSON **out, struct remat_error *err);
 
+/*
+ * Read the file at path ("-": standard input) and parse it as above;
+ * *source is the name its messages give it (remat_i_input_name()).
+ */
+int remat_i_json_parse_file(const char *path, struct cJSON **out, const char **source,
+			    struct remat_error *err);
+
 /* The same (kept for callers from when parsing needed a NUL-terminated copy). */
 int remat_i_json_parse_copy(const char *buf, size_t len, const char *source,
 			    struct cJSON **out, struct remat_error *err);

@@ -254,18 +254,9 @@ int remat_graph_load_buffer(const char *buf, size_t len, const char *source,
 int remat_graph_load_file(const char *path, struct remat_graph **out,
 			  struct remat_error *err)
 {
-	char *buf;
-	size_t len;
-	int rc;
-
-	*out = NULL;
 	cJSON *root = NULL;
 
-	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	path = remat_i_input_name(path);
-	rc = remat_i_json_parse(buf, len, path, &root, err);
-	free(buf);
-	if (rc)
-		return rc;
+	*out = NULL;
+	REMAT_TRY(remat_i_json_parse_file(path, &root, &path, err));
 	return load_tree(root, path, out, err);
 }

@@ -311,41 +311,36 @@ static void uf_detach(struct dtr *d, int32_t v)
 	d->elem_of[v] = -1;
 }
 
+/* The class of u when it is evicted and not yet counted in this stamp: its cost sum (>= 0). */
+static double class_once(struct dtr *d, int32_t u)
+{
+	int32_t r;
+
+	if (d->state[u] != ST_EVICTED)
+		return 0;
+	r = uf_find(d, d->elem_of[u]);
+	if (d->uf_stamp[r] == d->stamp)
+		return 0;
+	d->uf_stamp[r] = d->stamp;
+	return d->uf_sum[r] > 0 ? d->uf_sum[r] : 0;
+}
+
 /* Sum of the classes of v's evicted parents (and children, if both). */
 static double neighbourhood_cost(struct dtr *d, int32_t v, int both)
 {
 	const struct remat_graph *g = d->g;
 	double s = 0;
-	int32_t k, r;
+	int32_t k;
 
 	if (++d->stamp == 0) {
 		memset(d->uf_stamp, 0, sizeof(uint32_t) * (size_t)d->uf_n);
 		d->stamp = 1;
 	}
-	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++) {
-		int32_t p = g->in_idx[k];
-
-		if (d->state[p] != ST_EVICTED)
-			continue;
-		r = uf_find(d, d->elem_of[p]);
-		if (d->uf_stamp[r] != d->stamp) {
-			d->uf_stamp[r] = d->stamp;
-			s += d->uf_sum[r] > 0 ? d->uf_sum[r] : 0;
-		}
-	}
-	if (!both)
-		return s;
-	for (k = g->use_off[v]; k < g->use_off[v + 1]; k++) {
-		int32_t c = g->use_idx[k];
-
-		if (d->state[c] != ST_EVICTED)
-			continue;
-		r = uf_find(d, d->elem_of[c]);
-		if (d->uf_stamp[r] != d->stamp) {
-			d->uf_stamp[r] = d->stamp;
-			s += d->uf_sum[r] > 0 ? d->uf_sum[r] : 0;
-		}
-	}
+	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+		s += class_once(d, g->in_idx[k]);
+	if (both)
+		for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+			s += class_once(d, g->use_idx[k]);
 	return s;
 }
 

@@ -187,19 +187,10 @@ int remat_schedule_read_buffer(const char *buf, size_t len, const char *src,
 int remat_schedule_read(const char *path, const struct remat_graph *g,
 			struct remat_schedule *out, struct remat_error *err)
 {
-	char *buf;
-	size_t len;
-	int rc;
-
 	cJSON *root = NULL;
 
 	remat_schedule_clear(out);
-	REMAT_TRY(remat_i_read_file(path, &buf, &len, err));
-	path = remat_i_input_name(path);
-	rc = remat_i_json_parse(buf, len, path, &root, err);
-	free(buf);
-	if (rc)
-		return rc;
+	REMAT_TRY(remat_i_json_parse_file(path, &root, &path, err));
 	return read_tree(root, path, g, out, err);
 }
 

@@ -113,6 +113,18 @@ static void glpk_callback(glp_tree *tree, void *info)
 	}
 }
 
+/* GLPK's kind of bounds for [lo, up] (either may be infinite). */
+static int bounds_type(double lo, double up)
+{
+	if (isinf(lo) && isinf(up))
+		return GLP_FR;
+	if (isinf(up))
+		return GLP_LO;
+	if (isinf(lo))
+		return GLP_UP;
+	return lo == up ? GLP_FX : GLP_DB;
+}
+
 static void load(glp_prob *P, const struct remat_i_milp *m, int *ia, int *ja, double *ar)
 {
 	int32_t i, j;
@@ -126,18 +138,8 @@ static void load(glp_prob *P, const struct remat_i_milp *m, int *ia, int *ja, do
 		glp_add_rows(P, m->nrows);
 	for (j = 0; j < m->ncols; j++) {
 		double lo = m->clo[j], up = m->cup[j];
-		int type;
+		int type = bounds_type(lo, up);
 
-		if (isinf(lo) && isinf(up))
-			type = GLP_FR;
-		else if (isinf(up))
-			type = GLP_LO;
-		else if (isinf(lo))
-			type = GLP_UP;
-		else if (lo == up)
-			type = GLP_FX;
-		else
-			type = GLP_DB;
 		/*
 		 * The kind first: GLP_BV also sets the bounds to [0, 1], which
 		 * would undo a column fixed at 1 (lo == up == 1).
@@ -149,18 +151,8 @@ static void load(glp_prob *P, const struct remat_i_milp *m, int *ia, int *ja, do
 	}
 	for (i = 0; i < m->nrows; i++) {
 		double lo = m->rlo[i], up = m->rup[i];
-		int type;
+		int type = bounds_type(lo, up);
 
-		if (isinf(lo) && isinf(up))
-			type = GLP_FR;
-		else if (isinf(up))
-			type = GLP_LO;
-		else if (isinf(lo))
-			type = GLP_UP;
-		else if (lo == up)
-			type = GLP_FX;
-		else
-			type = GLP_DB;
 		glp_set_row_bnds(P, i + 1, type, isinf(lo) ? 0 : lo, isinf(up) ? 0 : up);
 		for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) {
 			ne++;

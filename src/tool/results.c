@@ -818,7 +818,8 @@ struct sort_ent {
 	int64_t seq;
 };
 
-static int cmp_key(const struct sort_ent *a, const struct sort_ent *b)
+/* Rows by file, rank and planner. */
+static int cmp_head(const struct sort_ent *a, const struct sort_ent *b)
 {
 	int c = strcmp(a->r->file, b->r->file);
 
@@ -826,22 +827,21 @@ static int cmp_key(const struct sort_ent *a, const struct sort_ent *b)
 		return c;
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
-	c = strcmp(a->r->planner, b->r->planner);
-	if (c)
-		return c;
-	return strcmp(a->r->budget_spec, b->r->budget_spec);
+	return strcmp(a->r->planner, b->r->planner);
+}
+
+static int cmp_key(const struct sort_ent *a, const struct sort_ent *b)
+{
+	int c = cmp_head(a, b);
+
+	return c ? c : strcmp(a->r->budget_spec, b->r->budget_spec);
 }
 
 static int cmp_canonical(const void *pa, const void *pb)
 {
 	const struct sort_ent *a = pa, *b = pb;
-	int c = strcmp(a->r->file, b->r->file);
+	int c = cmp_head(a, b);
 
-	if (c)
-		return c;
-	if (a->rank != b->rank)
-		return a->rank < b->rank ? -1 : 1;
-	c = strcmp(a->r->planner, b->r->planner);
 	if (c)
 		return c;
 	if (a->r->budget != b->r->budget)
