@@ -5,13 +5,18 @@
  *   - it always answers (a plan at the no-remat peak always fits);
  *   - the schedule simulates, again, to the peak it reports, within the
  *     budget it reports, and the planner asked for that budget again
- *     (no time limit: deterministic) finds a schedule (auto: the same one);
+ *     (no time limit: deterministic) finds a schedule; auto's costs
+ *     agree when neither run lasted as long as auto's shortest cap of
+ *     its own (without a limit it still gives its exact MILP a share of
+ *     10 s, which a busy machine can use up before the proof: under ASan
+ *     beside another run, 53 against 51 on a 16-node graph), and none
+ *     is below the again run's proven optimum;
  *   - the reported peak lower bound is never above the peak, nor above
  *     the true lowest peak of any schedule, found by brute force
  *     (exhaustive.h: the smallest budget at which the least cost exists)
  *     on graphs of up to 10 nodes; and the peak is never below it.
  * No time limit anywhere: what each finds does not depend on the
- * machine's speed.
+ * machine's speed (but for auto's caps above).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,16 @@
 
 #include "testutil.h"
 #include "exhaustive.h"
+
+/*
+ * The shortest time cap auto keeps for itself without a limit (the cut
+ * bound's 1 s, AUTO_CUT_SECONDS in src/planners/auto.c): two runs that
+ * each end sooner were cut short by none, so they must agree.
+ */
+#define AUTO_SHORTEST_CAP 1.0
+
+/* auto's answers compared with its answer planned again at their budget. */
+static int n_same;
 
 /* The least peak of any schedule, by bisection over exhaustive_min_cost(). */
 static int64_t brute_lowest(const struct remat_graph *g)
@@ -46,6 +61,7 @@ static int64_t lowest(const struct remat_graph *g, const char *name, double seco
 	struct remat_sim_result res, again;
 	struct remat_error err;
 	int64_t bound = -2;
+	double took;
 	int rc;
 
 	assert_non_null(p);
@@ -62,7 +78,9 @@ static int64_t lowest(const struct remat_graph *g, const char *name, double seco
 		req.time_limit = seconds;
 		req.deadline = remat_now() + seconds;
 	}
+	took = remat_now();
 	rc = remat_plan_lowest(p, &req, &s, &res, &bound, &err);
+	took = remat_now() - took;
 	if (rc != REMAT_OK)
 		fail_msg("%s: %s", name, err.msg);
 	assert_true(res.valid && res.feasible);
@@ -76,17 +94,28 @@ static int64_t lowest(const struct remat_graph *g, const char *name, double seco
 	assert_true(again.cost == res.cost);
 	{
 		struct remat_plan_request again_req = req;
+		struct remat_plan_report rep2;
 		struct remat_schedule s2;
 		struct remat_sim_result r2;
+		double t1;
 
 		remat_schedule_init(&s2);
+		remat_plan_report_init(&rep2);
+		t1 = remat_now();
 		again_req.budget = res.budget;
-		again_req.report = NULL;
+		again_req.report = &rep2;
 		if (remat_plan_run(p, &again_req, &s2, &r2, &err) != REMAT_OK)
 			fail_msg("%s on %s: nothing at the budget it reported (%lld): %s", name,
 				 g->name, (long long)res.budget, err.msg);
-		if (strcmp(name, "auto") == 0)
-			assert_true(r2.cost == res.cost);
+		if (strcmp(name, "auto") == 0) {
+			/* A proven optimum at that budget: nothing within it is cheaper. */
+			if (rep2.optimal == 1)
+				assert_true(res.cost >= r2.cost * (1 - 1e-12));
+			if (took < AUTO_SHORTEST_CAP && remat_now() - t1 < AUTO_SHORTEST_CAP) {
+				assert_true(r2.cost == res.cost);
+				n_same++;
+			}
+		}
 		remat_schedule_release(&s2);
 	}
 	if (brute >= 0) {
@@ -145,8 +174,9 @@ static void prop_random_training_graphs(void **state)
 		remat_graph_free(g);
 		free(json);
 	}
-	print_message("auto's lowest equals the brute force's on %d of %d small graphs\n",
-		      n_at_brute, n_brute);
+	print_message("auto's lowest equals the brute force's on %d of %d small graphs; "
+		      "%d of its answers, planned again, at the same cost (both runs under %g s)\n",
+		      n_at_brute, n_brute, n_same, AUTO_SHORTEST_CAP);
 	assert_true(n_brute >= 20);
 }
 
