@@ -540,14 +540,22 @@ static int auto_plan(const struct remat_plan_request *req,
 					"stay) exceed it; the no-remat peak is %s (%lld bytes)", b,
 					(long long)req->budget, req->graph->id[cut_at], pk,
 					(long long)req->graph->no_remat_peak);
-		else
+		else {
+			char lim[64] = "";
+
+			/* Cut short: say by what, so that the user knows to give it longer. */
+			if (remat_plan_expired(req) && req->time_limit > 0)
+				snprintf(lim, sizeof(lim), " before the time limit (%g s; more may "
+					 "find one)", req->time_limit);
+			else if (remat_plan_expired(req))
+				snprintf(lim, sizeof(lim), " before the time limit");
 			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no planner found a schedule within the "
 					"budget of %s (%lld bytes)%s; the no-remat peak is %s (%lld "
 					"bytes), the lower bound %s (%lld bytes)", b,
-					(long long)req->budget,
-					remat_plan_expired(req) ? " before the time limit" : "", pk,
+					(long long)req->budget, lim, pk,
 					(long long)req->graph->no_remat_peak, lb,
 					(long long)req->graph->min_peak_lower_bound);
+		}
 		goto done;
 	}
 	rc = remat_i_best_take(&k.best, out, err);

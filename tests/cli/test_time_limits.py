@@ -86,6 +86,11 @@ def main():
             j = None
         check(j is not None and j.get("planner") == "auto",
               "auto: stdout is not its JSON: %r" % p.stdout[:200])
+        # Nothing found: the message says what cut it short, and by how much.
+        err = (j or {}).get("error") or ""
+        check(p.returncode == 0 or "no planner found" not in err or
+              "before the time limit (0.5 s; more may find one)" in err,
+              "auto: error %r does not name the time limit" % err)
 
         # Each MILP solver, 1 s on a model it needs far longer for (GLPK
         # took 73 s here in issue 18): stopped, it returns the warm
