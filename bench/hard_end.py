@@ -6,7 +6,7 @@
                                   (lines {"graph", "budget", "plan", "info"})
 
 The gap is measured against the best bound that holds in every node
-order: the cut bound, the window bound and the least cost (each needed
+order: the cut, window and down-set bounds and the least cost (each needed
 node once).  The LP bound and auto's own bound may hold only in one
 order (Checkmate's model); where one is higher, the last column says so.
 """
@@ -14,7 +14,7 @@ import json
 import os
 import sys
 
-ANY_ORDER = ("cut", "window")
+ANY_ORDER = ("cut", "window", "downset")
 
 
 def row(graph, budget, p, i):

@@ -78,6 +78,27 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 		       int32_t max_moments, int32_t *n_moments, struct remat_error *err);
 
 /*
+ * The down-set bound: the cut taken when the last node of a down-set D
+ * (a set holding each node's inputs) first runs.  That node w has no
+ * user in D and everything else in D has run, so what is computed after
+ * w without having been resident then, and lies in D, is computed again;
+ * no schedule knows which w is last, so D proves the least over them.
+ * D = x and its ancestors is x's cut; a larger D proves more on forward
+ * DAGs that a schedule may run in any order, where a node of many inputs
+ * must have each of them made before the last (the published random
+ * layered DAGs, where the cut proves nothing).  D: the best prefix of the
+ * topological order, then a local search adding or removing one node;
+ * the best few D with each knapsack solved whole (CBC).  Until
+ * max_seconds (0: no cap).  *status and *bound as remat_bound_cut;
+ * *size (may be NULL): the nodes of the D that proved it (0 when the
+ * least cost is all it proved).  Returns REMAT_OK or an error
+ * (REMAT_ENOMEM; a solver that fails proves nothing more).
+ */
+int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_seconds,
+			double *bound, enum remat_bound_status *status, int32_t *size,
+			struct remat_error *err);
+
+/*
  * The same cut as a bound on the peak: the largest, over the nodes x
  * tried, of the least memory any schedule holds while x first runs (what
  * the rest reads from x's side and cannot be recomputed from what stays,

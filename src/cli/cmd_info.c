@@ -16,6 +16,8 @@
 #define INFO_CUT_SECONDS 5
 /* The window bound at --budget: never more than this many seconds. */
 #define INFO_WINDOW_SECONDS 5
+/* The down-set bound at --budget: never more than this many seconds. */
+#define INFO_DOWNSET_SECONDS 5
 /* Moments of the window bound's chain shown. */
 #define INFO_MOMENTS 64
 /* The best order's peak: never more than this many seconds of search. */
@@ -47,12 +49,15 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int64_t cut_peak = -1;
 	double cut_bound = NAN, win_bound = NAN, lp_time = 0, cut_time = 0, win_time = 0;
 	enum remat_bound_status win_status = REMAT_BOUND_NOT_TRIED;
+	enum remat_bound_status ds_status = REMAT_BOUND_NOT_TRIED;
+	double ds_bound = NAN, ds_time = 0;
+	int32_t ds_size = 0;
 	int32_t moments[INFO_MOMENTS], n_moments = 0, i;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_bounds = 0, lp_seconds;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
-			   "relaxation of the checkmate model, the cut bound and the window bound (any order)"),
+			   "relaxation of the checkmate model, the cut bound, the window bound and the down-set bound (any order)"),
 		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound "
 			    "and the tree width SECONDS after the command starts, loading "
 			    "included, and report what "
@@ -114,6 +119,17 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 						INFO_MOMENTS, &n_moments, &err);
 		win_time = remat_now() - t;
 		t_bounds += win_time;
+	}
+	if (rc == REMAT_OK && budget_opt.given) {
+		double t = remat_now(), share = INFO_DOWNSET_SECONDS;
+
+		if (limit > 0 && t0 + limit - t < share)
+			share = t0 + limit - t;
+		if (share > 0)
+			rc = remat_bound_downset(g, budget, share, &ds_bound, &ds_status, &ds_size,
+						 &err);
+		ds_time = remat_now() - t;
+		t_bounds += ds_time;
 	}
 	if (limit > 0)
 		deadline = t0 + limit;
@@ -252,8 +268,19 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 					fputs(", ", stdout);
 				remat_i_json_write_str(stdout, g->id[moments[i]]);
 			}
-			printf("], \"lp_seconds\": %.3f, \"cut_seconds\": %.3f, "
-			       "\"window_seconds\": %.3f", lp_time, cut_time, win_time);
+			/* downset_lower_bound: null when infeasible or not computed. */
+			printf("], \"downset_lower_bound\": ");
+			if (ds_status == REMAT_BOUND_OK)
+				remat_i_json_write_num(stdout, ds_bound);
+			else
+				fputs("null", stdout);
+			printf(", \"downset_status\": \"%s\", \"downset_size\": %d",
+			       ds_status == REMAT_BOUND_OK ? "ok" :
+			       ds_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed",
+			       (int)ds_size);
+			printf(", \"lp_seconds\": %.3f, \"cut_seconds\": %.3f, "
+			       "\"window_seconds\": %.3f, \"downset_seconds\": %.3f", lp_time,
+			       cut_time, win_time, ds_time);
 		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
@@ -398,6 +425,24 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 				printf("window bound   none at %s: no schedule fits\n", b1);
 			} else {
 				printf("window bound   not computed at %s: no time left (see "
+				       "--time-limit)\n", b1);
+			}
+			if (ds_status == REMAT_BOUND_OK && ds_size == 0) {
+				printf("down-set bound no more than the least cost at %s (%.2f s)\n", b1,
+				       ds_time);
+			} else if (ds_status == REMAT_BOUND_OK) {
+				double floor = remat_bound_least_cost(g);
+
+				cli_format_cost(ds_bound, b2, sizeof(b2));
+				printf("down-set bound %s %s at %s (%+.2f%% over each needed node once; "
+				       "any order: when the last of %d nodes, each with its inputs, "
+				       "first runs; %.2f s)\n", b2, g->cost_unit, b1,
+				       floor > 0 ? 100 * (ds_bound / floor - 1) : 0.0, (int)ds_size,
+				       ds_time);
+			} else if (ds_status == REMAT_BOUND_INFEASIBLE) {
+				printf("down-set bound none at %s: no schedule fits\n", b1);
+			} else {
+				printf("down-set bound not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);
 			}
 		}

@@ -59,6 +59,7 @@
 #include "remat/bound.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "core/rand.h"
 #include "solver/milp.h"
 
 /* Nodes given their own price search after the sweep at one price. */
@@ -86,6 +87,8 @@ struct cut {
 	uint8_t *mark;         /* [n] per x: 1 ancestor, 2 descendant, 4 input of x,
 				  8 ancestor of y or y */
 	int32_t y;             /* mark_x's window end (window_milp only); -1: none */
+	const uint8_t *before; /* [n] or NULL: a down-set all computed before x (the
+				  down-set bound), marked 1 with x's ancestors */
 	int32_t *stack;        /* [n] */
 	/*
 	 * The network of one x: vertices 0 source, 1 sink, 2+2v a_v, 3+2v
@@ -299,7 +302,8 @@ static void max_flow(struct cut *c, double eps, double *value, int *partial)
 /*
  * Mark x's ancestors (1) and needed descendants (2), and its inputs (4).
  * With a window's end y (c->y >= 0), the descendants are those y depends
- * on and y itself (8 marks them): what runs after x and before y.
+ * on and y itself (8 marks them): what runs after x and before y.  With
+ * a down-set (c->before), its nodes other than x are marked 1 too.
  */
 static void mark_x(struct cut *c, int32_t x)
 {
@@ -348,6 +352,10 @@ static void mark_x(struct cut *c, int32_t x)
 	}
 	for (k = g->in_off[x]; k < g->in_off[x + 1]; k++)
 		c->mark[g->in_idx[k]] |= 4;
+	if (c->before)
+		for (v = 0; v < g->n; v++)
+			if (c->before[v] && v != x)
+				c->mark[v] |= 1;
 }
 
 #define AV(v) (2 + 2 * (int64_t)(v))
@@ -1295,6 +1303,289 @@ int remat_bound_cut_peak(const struct remat_graph *g, double max_seconds, int64_
 	}
 out:
 	free(cand);
+	cut_release(&c);
+	return rc;
+}
+
+/*
+ * The down-set bound (remat/bound.h).  D is a down-set of the needed
+ * nodes (with each node, its inputs; graph inputs count as in every D).
+ * In a valid schedule, let w be the node of D computed first the latest,
+ * and stop at that first computation of w.  w is maximal in D (no user
+ * in D: that user would run after w for the first time), and every other
+ * node of D has run before.  So the cut at w holds with D \ {w} in place
+ * of w's ancestors: what is computed after w without having been
+ * resident while w ran, and lies in D, is computed a second time.  No
+ * schedule knows which w is last, so D proves the least over its maximal
+ * nodes of those cuts (each through its dual, mark_x() with c->before;
+ * for the down-sets kept at the end also whole, exact_x()).  With D = x
+ * and its ancestors it is x's cut; a larger D may prove more where a
+ * schedule could put off what one cut lets it put off: on a forward DAG
+ * with a node of many inputs, every input is computed before the last of
+ * them, and those not resident then come back.
+ *
+ * Which D: every prefix of the needed nodes in g->topo (at most
+ * DS_PREFIXES of them, evenly spread), the best one then improved by a
+ * local search adding a node whose inputs are all in D or removing one
+ * with no user in D, a move kept when the value does not fall.  The
+ * last DS_KEEP down-sets that raised it are evaluated again at the end
+ * with each maximal node's knapsack solved whole.  Time: a quarter of
+ * max_seconds for the prefixes, half for the search, the rest for the
+ * knapsacks; without a limit, DS_MOVES_PER_NODE moves per node.
+ */
+#define DS_PREFIXES 512
+#define DS_MOVES_PER_NODE 100
+
+static int ds_maximal(const struct cut *c, const uint8_t *D, int32_t v)
+{
+	const struct remat_graph *g = c->g;
+	int32_t k;
+
+	if (!D[v] || !c->need[v] || g->kind[v] == REMAT_KIND_INPUT)
+		return 0;
+	for (k = g->use_off[v]; k < g->use_off[v + 1]; k++)
+		if (D[g->use_idx[k]] && c->need[g->use_idx[k]])
+			return 0;
+	return 1;
+}
+
+/*
+ * D's bound over the least cost into *val: the least, over its maximal
+ * nodes, of their cuts with D before them (through the dual); INFINITY
+ * when none can run last within the budget.  Stops once that is below
+ * stop (*val is then no more than the value).  wx, wv (may be NULL): each
+ * maximal node and its value, *nw of them (all of them only when it did
+ * not stop early).
+ */
+static int ds_value(struct cut *c, const uint8_t *D, double stop, double *val, int32_t *wx,
+		    double *wv, int32_t *nw, struct remat_error *err)
+{
+	const struct remat_graph *g = c->g;
+	double lo = INFINITY;
+	int32_t v;
+	int rc = REMAT_OK, seen = 0;
+
+	if (nw)
+		*nw = 0;
+	c->before = D;
+	for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+		double extra = 0, lam = 0, kfit = INFINITY;
+		int inf = 0;
+
+		if (!ds_maximal(c, D, v))
+			continue;
+		seen = 1;
+		if (expired(c)) {
+			lo = 0;
+			break;
+		}
+		rc = search_x(c, v, first_price(c), &extra, &lam, &kfit, &inf, err);
+		if (inf)
+			extra = INFINITY;
+		if (nw) {
+			wx[*nw] = v;
+			wv[(*nw)++] = extra;
+		}
+		if (extra < lo)
+			lo = extra;
+		if (!nw && (lo < stop || lo <= 0))
+			break;
+	}
+	c->before = NULL;
+	*val = seen ? lo : 0;
+	return rc;
+}
+
+/*
+ * D's bound with the knapsacks whole: its maximal nodes' duals (wx, wv,
+ * nw from ds_value), then, least first, each knapsack by CBC until
+ * `until` (split among those left), its proven value taken where above
+ * the dual; stops once the least dual left is no lower than the least
+ * value so far (solving more could not lower it).  *val: the least
+ * value over all.
+ */
+static int ds_exact(struct cut *c, const uint8_t *D, int32_t *wx, double *wv, int32_t nw,
+		    double until, double *val, struct remat_error *err)
+{
+	double lo = INFINITY;
+	int32_t i, j;
+	int rc = REMAT_OK;
+
+	/* Insertion sort, least dual first (nw is small: D's maximal nodes). */
+	for (i = 1; i < nw; i++)
+		for (j = i; j > 0 && wv[j - 1] > wv[j]; j--) {
+			double t = wv[j];
+			int32_t x = wx[j];
+
+			wv[j] = wv[j - 1];
+			wx[j] = wx[j - 1];
+			wv[j - 1] = t;
+			wx[j - 1] = x;
+		}
+	c->before = D;
+	for (i = 0; i < nw && rc == REMAT_OK; i++) {
+		double ex = 0, now = remat_now(), v = wv[i];
+		struct remat_error e2;
+
+		if (v >= lo)
+			break;
+		if (isfinite(v) && now < until && !expired(c)) {
+			rc = exact_x(c, wx[i], now + (until - now) / (nw - i), INFINITY, &ex, &e2);
+			if (rc == REMAT_ENOMEM)
+				*err = e2;
+			else
+				rc = REMAT_OK;
+			if (ex > v)
+				v = ex;
+		}
+		if (v < lo)
+			lo = v;
+	}
+	c->before = NULL;
+	*val = nw > 0 ? lo : 0;
+	return rc;
+}
+
+static int32_t ds_size(const struct cut *c, const uint8_t *D)
+{
+	int32_t v, k = 0;
+
+	for (v = 0; v < c->g->n; v++)
+		k += D[v] && c->need[v] && c->g->kind[v] != REMAT_KIND_INPUT;
+	return k;
+}
+
+static int ds_movable(const struct cut *c, const uint8_t *D, int32_t v)
+{
+	const struct remat_graph *g = c->g;
+	int32_t k;
+
+	if (!c->need[v] || g->kind[v] == REMAT_KIND_INPUT)
+		return 0;
+	if (D[v])
+		return ds_maximal(c, D, v);
+	for (k = g->in_off[v]; k < g->in_off[v + 1]; k++)
+		if (!D[g->in_idx[k]] && c->need[g->in_idx[k]] &&
+		    g->kind[g->in_idx[k]] != REMAT_KIND_INPUT)
+			return 0;
+	return 1;
+}
+
+int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_seconds,
+			double *bound, enum remat_bound_status *status, int32_t *size,
+			struct remat_error *err)
+{
+	struct cut c;
+	uint8_t *D = NULL;
+	int32_t *seq = NULL, *wx = NULL, m = 0, i, v, best_len = 0, best_size = 0, nw = 0;
+	double *wv = NULL, best = 0, val, t_prefix = 0, t_search = 0, now;
+	int64_t moves, cap;
+	uint64_t rng = 0x5eedULL;
+	int rc = REMAT_OK, infeasible = 0;
+	size_t n = (size_t)g->n;
+
+	*bound = NAN;
+	*status = REMAT_BOUND_NOT_TRIED;
+	if (size)
+		*size = 0;
+	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));
+	D = calloc(n + 1, 1);
+	seq = malloc(sizeof(int32_t) * (n + 1));
+	wx = malloc(sizeof(int32_t) * (n + 1));
+	wv = malloc(sizeof(double) * (n + 1));
+	if (!D || !seq || !wx || !wv) {
+		rc = cut_oom(err);
+		goto out;
+	}
+	infeasible = over_budget(&c) >= 0;
+	if (infeasible)
+		goto done;
+	if (c.deadline > 0) {
+		now = remat_now();
+		t_prefix = now + 0.2 * (c.deadline - now);
+		t_search = now + 0.6 * (c.deadline - now);
+	}
+	for (i = 0; i < g->n; i++) {
+		v = g->topo[i];
+		if (c.need[v] && g->kind[v] != REMAT_KIND_INPUT)
+			seq[m++] = v;
+	}
+	/* 1. The prefixes of the topological order. */
+	for (i = 0; i < m && rc == REMAT_OK && !expired(&c); i++) {
+		int32_t step = m > DS_PREFIXES ? m / DS_PREFIXES : 1;
+
+		D[seq[i]] = 1;
+		if ((i + 1) % step != 0 && i + 1 < m)
+			continue;
+		if (i > 0 && t_prefix > 0 && remat_now() >= t_prefix)
+			break;
+		rc = ds_value(&c, D, best, &val, NULL, NULL, NULL, err);
+		if (rc == REMAT_OK && isinf(val)) {
+			infeasible = 1;
+			break;
+		}
+		if (rc == REMAT_OK && val > best) {
+			best = val;
+			best_len = best_size = i + 1;
+		}
+	}
+	if (rc || infeasible || best_len == 0)
+		goto done;
+	/* 2. Local search from the best prefix. */
+	memset(D, 0, n);
+	for (i = 0; i < best_len; i++)
+		D[seq[i]] = 1;
+	cap = (int64_t)DS_MOVES_PER_NODE * m;
+	for (moves = 0; moves < cap && rc == REMAT_OK && !expired(&c); moves++) {
+		int32_t x = seq[remat_i_rand_below(&rng, m)];
+
+		if (t_search > 0 && remat_now() >= t_search)
+			break;
+		if (!ds_movable(&c, D, x))
+			continue;
+		D[x] = !D[x];
+		rc = ds_value(&c, D, best, &val, NULL, NULL, NULL, err);
+		if (rc == REMAT_OK && isinf(val)) {
+			infeasible = 1;
+			break;
+		}
+		if (rc == REMAT_OK && val >= best) {
+			if (val > best)
+				best_size = ds_size(&c, D);
+			best = val;
+		} else {
+			D[x] = !D[x];
+		}
+	}
+	if (rc || infeasible)
+		goto done;
+	/* 3. The search's down-set with its knapsacks whole. */
+	rc = ds_value(&c, D, -1, &val, wx, wv, &nw, err);
+	if (rc == REMAT_OK && !expired(&c)) {
+		now = remat_now();
+		rc = ds_exact(&c, D, wx, wv, nw, c.deadline > 0 ? c.deadline :
+			      now + CUT_EXACT_SECONDS, &val, err);
+		if (rc == REMAT_OK && isinf(val))
+			infeasible = 1;
+		else if (rc == REMAT_OK && val > best)
+			best = val;
+	}
+done:
+	if (rc == REMAT_OK) {
+		if (infeasible) {
+			*status = REMAT_BOUND_INFEASIBLE;
+		} else {
+			*status = REMAT_BOUND_OK;
+			*bound = c.floor + best;
+		}
+		if (size && best > 0)
+			*size = best_size;
+	}
+out:
+	free(D);
+	free(seq);
+	free(wx);
+	free(wv);
 	cut_release(&c);
 	return rc;
 }

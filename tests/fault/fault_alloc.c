@@ -940,8 +940,9 @@ static int op_treedec(const struct op *o, struct remat_error *err)
  * The cut bounds (src/plan/bound_cut.c) on the training graph: the cost
  * bound halfway between the least peak and the no-remat peak (price
  * searches, max-flows and, for the most promising nodes, CBC's knapsack
- * in a forked child), the peak bound (variant 1) and the window bound
- * (variant 2: the same searches, then one MILP over the windows).
+ * in a forked child), the peak bound (variant 1), the window bound
+ * (variant 2: the same searches, then one MILP over the windows) and the
+ * down-set bound (variant 3: the cuts of many down-sets, then knapsacks).
  */
 static int op_cut(const struct op *o, struct remat_error *err)
 {
@@ -957,6 +958,8 @@ static int op_cut(const struct op *o, struct remat_error *err)
 		rc = remat_bound_cut_peak(g, 0, &peak, &at, err);
 	else if (o->variant == 2)
 		rc = remat_bound_window(g, budget, 0, &lb, &st, mo, 8, &nmo, err);
+	else if (o->variant == 3)
+		rc = remat_bound_downset(g, budget, 0, &lb, &st, &at, err);
 	else
 		rc = remat_bound_cut(g, budget, 0, &lb, &st, &at, err);
 	fi_end();
@@ -1042,6 +1045,8 @@ static const struct op ANALYSIS_OPS[] = {
 	   .variant = 1),
 	OP("window bound", op_cut, .graph = (const struct remat_graph *const *)&g_train,
 	   .variant = 2, .stride = 5),
+	OP("down-set bound", op_cut, .graph = (const struct remat_graph *const *)&g_train,
+	   .variant = 3, .stride = 5),
 };
 
 static void run_ops(const struct op *ops, size_t n)

@@ -364,6 +364,70 @@ static void test_window_never_above_optimum(void **state)
 	assert_true(tight > 0);
 }
 
+/*
+ * The down-set bound (remat_bound_downset): the same random graphs, every
+ * budget from the least peak to the no-remat peak, against the
+ * exhaustive optimum in any order (never above it; "infeasible" only
+ * where nothing fits) and against the cut bound: on forward DAGs, where
+ * a schedule may put off what one cut lets it, it must prove more than
+ * the cut often enough to mean something.
+ */
+static void test_downset_never_above_optimum(void **state)
+{
+	uint64_t st = 9090;
+	int trial, runs = 0, above_cut = 0, above_floor = 0, infeasible = 0;
+
+	(void)state;
+	for (trial = 0; trial < 240; trial++) {
+		int n = 5 + (int)(tu_rand(&st) % 9);
+		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
+			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
+			: random_dag_out(&st, n, 1);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+		double floor = tu_least_cost(g);
+
+		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
+			enum remat_bound_status ds, cs;
+			struct remat_error err;
+			double db, cb, ex = exhaustive_min_cost(g, b);
+			int32_t size, at;
+
+			if (ex == -2)
+				continue;
+			runs++;
+			assert_int_equal(remat_bound_downset(g, b, 0, &db, &ds, &size, &err),
+					 REMAT_OK);
+			if (ds == REMAT_BOUND_INFEASIBLE) {
+				if (ex != -1)
+					fail_msg("trial %d budget %lld: down-set bound says infeasible, "
+						 "a schedule costs %g", trial, (long long)b, ex);
+				infeasible++;
+				continue;
+			}
+			assert_int_equal(ds, REMAT_BOUND_OK);
+			assert_true(db >= floor * (1 - 1e-12));
+			if (ex >= 0 && db > ex * (1 + 1e-9))
+				fail_msg("trial %d budget %lld: down-set bound %g above the optimum %g",
+					 trial, (long long)b, db, ex);
+			if (size == 0) /* no down-set: the least cost is all it proved */
+				assert_true(db <= floor * (1 + 1e-12));
+			if (db > floor * (1 + 1e-9))
+				above_floor++;
+			assert_int_equal(remat_bound_cut(g, b, 0, &cb, &cs, &at, &err), REMAT_OK);
+			if (cs == REMAT_BOUND_OK && db > cb * (1 + 1e-6))
+				above_cut++;
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("down-set bound: %d runs, %d above the least cost, %d above the cut "
+		      "bound, %d proved infeasible\n", runs, above_floor, above_cut, infeasible);
+	assert_true(runs > 300);
+	assert_true(above_floor > runs / 20);
+	assert_true(above_cut > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_cut_never_above_optimum),
 		cmocka_unit_test(test_window_by_hand),
 		cmocka_unit_test(test_window_never_above_optimum),
+		cmocka_unit_test(test_downset_never_above_optimum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
