@@ -5,8 +5,8 @@
 # depth 4, 5 and 6 training graphs at 90/70/50/40%, and random layered
 # graphs at 70%: `remat gen layered 300 --train` (seeds 1-3) and the
 # published ones (forward DAGs).  The bound is the highest of those that
-# hold in every node order, from `remat info G -b B --json` (the cut and
-# window bounds, the least cost); the gap is in points of the baseline
+# hold in every node order, from `remat info G -b B --json` (the cut,
+# window and down-set bounds, the least cost); the gap is in points of the baseline
 # cost (plan overhead less bound overhead); a higher bound that holds in
 # one order only (the LP's, auto's MILP's) is named beside it
 # (bench/hard_end.py).  Prints a Markdown table and how many cases are
@@ -17,7 +17,9 @@
 #   bench/hard_end.sh [-t SECONDS] [GRAPH...]     (default 60 s per plan)
 #
 # Needs build/remat (REMAT to override); BUDGETS overrides the budgets of
-# the graphs named on the command line (default 90% 70% 50% 40%).
+# the graphs named on the command line (default 90% 70% 50% 40%);
+# BOUND_TIME the seconds of each bound (`remat info --bound-time`,
+# default 5).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 remat=${REMAT:-build/remat}
@@ -50,7 +52,7 @@ outside=0
 for c in "${cases[@]}"; do
   g=${c%:*} b=${c##*:}
   "$remat" plan "$g" -b "$b" -t "$limit" -q --json -o /dev/null > "$tmp/plan.json" 2>/dev/null || true
-  "$remat" info "$g" -b "$b" --json > "$tmp/info.json" 2>/dev/null || true
+  "$remat" info "$g" -b "$b" --bound-time "${BOUND_TIME:-5}" --json > "$tmp/info.json" 2>/dev/null || true
   row=$(/usr/bin/python3 bench/hard_end.py "$g" "$b" "$tmp/plan.json" "$tmp/info.json")
   echo "$row"
   case $row in *OUTSIDE*) outside=$((outside + 1)) ;; esac

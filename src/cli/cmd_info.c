@@ -12,12 +12,8 @@
 #define INFO_LP_SECONDS 15
 /* The cut's peak bound: never more than this many seconds. */
 #define INFO_PEAK_SECONDS 2
-/* The cut bound at --budget: never more than this many seconds. */
-#define INFO_CUT_SECONDS 5
-/* The window bound at --budget: never more than this many seconds. */
-#define INFO_WINDOW_SECONDS 5
-/* The down-set bound at --budget: never more than this many seconds. */
-#define INFO_DOWNSET_SECONDS 5
+/* The cut, window and down-set bounds at --budget: each at most this many seconds (--bound-time). */
+#define INFO_BOUND_SECONDS 5
 /* Moments of the window bound's chain shown. */
 #define INFO_MOMENTS 64
 /* The best order's peak: never more than this many seconds of search. */
@@ -31,6 +27,19 @@
  */
 #define INFO_LOAD_FACTOR 2.0
 #define INFO_MIN_SECONDS 0.5
+
+/*
+ * Seconds for one bound of --budget: bound_time (0: no cap), cut to what
+ * is left of an explicit --time-limit; -1 when nothing is left.
+ */
+static double bound_share(double bound_time, double limit, double t0)
+{
+	double left = limit > 0 ? t0 + limit - remat_now() : INFINITY;
+
+	if (left <= 0)
+		return -1;
+	return bound_time > 0 && bound_time < left ? bound_time : isinf(left) ? 0 : left;
+}
 
 static void json_error(const char *msg)
 {
@@ -54,10 +63,14 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	int32_t ds_size = 0;
 	int32_t moments[INFO_MOMENTS], n_moments = 0, i;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_bounds = 0, lp_seconds;
+	double bound_time = INFO_BOUND_SECONDS;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
 			   "relaxation of the checkmate model, the cut bound, the window bound and the down-set bound (any order)"),
+		OPT_SECONDS(0, "bound-time", &bound_time, "with --budget: seconds for each of the "
+			    "cut, window and down-set bounds (default 5; more may prove more; 0: no "
+			    "limit)"),
 		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound "
 			    "and the tree width SECONDS after the command starts, loading "
 			    "included, and report what "
@@ -99,33 +112,27 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		t_bounds = lp_time;
 	}
 	if (rc == REMAT_OK && budget_opt.given) {
-		double t = remat_now(), share = INFO_CUT_SECONDS;
+		double t = remat_now(), share = bound_share(bound_time, limit, t0);
 
-		if (limit > 0 && t0 + limit - t < share)
-			share = t0 + limit - t;
-		if (share > 0)
+		if (share >= 0)
 			rc = remat_bound_cut(g, budget, share, &cut_bound, &cut_status, &cut_at,
 					     &err);
 		cut_time = remat_now() - t;
 		t_bounds += cut_time;
 	}
 	if (rc == REMAT_OK && budget_opt.given) {
-		double t = remat_now(), share = INFO_WINDOW_SECONDS;
+		double t = remat_now(), share = bound_share(bound_time, limit, t0);
 
-		if (limit > 0 && t0 + limit - t < share)
-			share = t0 + limit - t;
-		if (share > 0)
+		if (share >= 0)
 			rc = remat_bound_window(g, budget, share, &win_bound, &win_status, moments,
 						INFO_MOMENTS, &n_moments, &err);
 		win_time = remat_now() - t;
 		t_bounds += win_time;
 	}
 	if (rc == REMAT_OK && budget_opt.given) {
-		double t = remat_now(), share = INFO_DOWNSET_SECONDS;
+		double t = remat_now(), share = bound_share(bound_time, limit, t0);
 
-		if (limit > 0 && t0 + limit - t < share)
-			share = t0 + limit - t;
-		if (share > 0)
+		if (share >= 0)
 			rc = remat_bound_downset(g, budget, share, &ds_bound, &ds_status, &ds_size,
 						 &err);
 		ds_time = remat_now() - t;
