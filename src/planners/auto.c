@@ -31,9 +31,12 @@
  *    near the least peak depends much on the order.
  * 4. On graphs small enough for the whole MILP (checkmate_model.h), for
  *    half of the time left: the MILP in the order of the schedule's first
- *    computations, warm-started from it; its bound (within that order)
- *    goes to the report, and when it proves its schedule optimal auto
- *    stops there.
+ *    computations, warm-started from it; when it proves its schedule
+ *    optimal in that order auto stops there, and the note says so (the
+ *    report's lower_bound holds in every order: the cut and window
+ *    bounds, the least cost; a schedule in another order may cost less).
+ *    When nothing fitted at all, checkmate as it runs alone first (from
+ *    its LP's rounding), before the portfolio runs again.
  * 5. Otherwise large-neighbourhood search (src/plan/lns.c) from the
  *    cheapest: windows of its stages re-solved with Checkmate's MILP, on
  *    graphs of every size, until the time limit (AUTO_EXACT_SECONDS
@@ -260,6 +263,56 @@ static int rescue(const struct remat_plan_request *req, double deadline, struct 
 	return rc;
 }
 
+/*
+ * Nothing fitted and the graph is small enough for the whole MILP:
+ * checkmate as it runs alone (from its LP's rounding when no fast
+ * planner's schedule maps into its model), in the file's order and in
+ * auto's, each for a quarter of the time left.
+ * Near the least peak no heuristic may fit where the MILP finds a
+ * schedule at once (an 11-node graph at 26 B: every fast planner over,
+ * checkmate's optimum in 0.08 s).  Its bound holds in one order only and
+ * is not reported; a solver that fails leaves auto as it was.
+ */
+static int cold_exact(const struct remat_plan_request *req, double end, struct auto_keep *k,
+		      struct remat_schedule *cand, struct remat_error *err)
+{
+	const struct remat_planner *p = remat_planner_find("checkmate");
+	struct remat_progress pr = { "auto", "checkmate", -1, NAN, NAN, 0 };
+	struct remat_plan_request sub = *req;
+	struct remat_plan_report rep;
+	struct remat_sim_result r;
+	struct remat_error e;
+	double left = end - remat_now();
+	int kept = 0, rc, pass;
+
+	if (!p || left <= 0 || remat_plan_expired(req) ||
+	    !remat_i_checkmate_auto_fits(req->graph, left))
+		return REMAT_OK;
+	pr.elapsed = remat_now() - k->t0;
+	remat_plan_progress(req, &pr);
+	/* In the file's order (checkmate's own default), then in auto's. */
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1 && (req->order == REMAT_ORDER_FILE || remat_plan_expired(req)))
+			break;
+		sub.order = pass == 0 ? REMAT_ORDER_FILE : req->order;
+		sub.deadline = remat_now() + 0.25 * left;
+		sub.report = &rep;
+		remat_plan_report_init(&rep);
+		remat_error_clear(&e);
+		if (remat_plan_run(p, &sub, cand, &r, &e) != REMAT_OK)
+			continue;
+		rc = remat_i_best_offer(&k->best, p->name, req->graph, req->budget, cand, NULL,
+					&kept, err);
+		if (rc)
+			return rc;
+		if (kept) {
+			snprintf(k->winner, sizeof(k->winner), "%s", p->name);
+			kept_now(k);
+		}
+	}
+	return REMAT_OK;
+}
+
 static void set_bound(const struct remat_plan_request *req, double cost, double lb)
 {
 	if (!req->report || isnan(lb) || lb > cost * (1 + 1e-12))
@@ -377,7 +430,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
-	int rc, stopped_at_bound = 0, cut_short, reruns = 0;
+	int rc, stopped_at_bound = 0, cut_short, reruns = 0, in_order = 0;
 	char seeds[48] = "";
 
 	memset(&k, 0, sizeof(k));
@@ -424,6 +477,11 @@ static int auto_plan(const struct remat_plan_request *req,
 	first_failure = pf.first_failure;
 	failure = pf.failure;
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
+	if (!k.best.have && first_failure == REMAT_OK && cut_status != REMAT_BOUND_INFEASIBLE) {
+		rc = cold_exact(req, end, &k, &cand, err);
+		if (rc)
+			goto done;
+	}
 	if (!k.best.have && first_failure == REMAT_OK && cut_status != REMAT_BOUND_INFEASIBLE &&
 	    pf.n_orders > 1 && end - remat_now() > 0) {
 		rc = rescue(req, end, &k, &reruns, &first_failure, &failure, err);
@@ -469,11 +527,8 @@ static int auto_plan(const struct remat_plan_request *req,
 			}
 			proven = prc == REMAT_OK && sub_report.optimal == 1;
 		}
-		if (prc == REMAT_OK && !proven && k.best.res.cost > k.target) {
+		if (prc == REMAT_OK && !proven && k.best.res.cost > k.target)
 			prc = polish_lns(req, end, &o, &k, &cand, &st, &e);
-			if (prc == REMAT_OK && st.proven)
-				set_bound(req, k.best.res.cost, st.cost);
-		}
 		if (prc == REMAT_EUSAGE) {
 			*err = e;
 			rc = prc;
@@ -485,13 +540,13 @@ static int auto_plan(const struct remat_plan_request *req,
 		}
 		/*
 		 * The MILP's bound holds for schedules in its model (the order
-		 * of the schedule it started from); report it unless a schedule
-		 * outside the model came in under it.
+		 * of the schedule it started from), not for auto's other orders:
+		 * the note says so, the report's bound is one of every order.
 		 */
-		if (k.best.have)
-			set_bound(req, k.best.res.cost, sub_report.lower_bound);
+		in_order = proven && k.best.have && k.best.res.cost <= sub_report.lower_bound *
+			(1 + 1e-9) + 1e-12;
 	}
-	/* And the bounds every schedule obeys: the cut, each needed node once. */
+	/* The bounds every schedule obeys: the cut, the window, each needed node once. */
 	if (k.best.have) {
 		set_bound(req, k.best.res.cost, k.floor_cost);
 		stopped_at_bound = k.best.res.cost <= k.target;
@@ -517,6 +572,11 @@ static int auto_plan(const struct remat_plan_request *req,
 			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
 			 mid > 0 ? 100 * (st.cost / mid - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
+	} else if (req->report && in_order) {
+		snprintf(req->report->note, sizeof(req->report->note),
+			 "auto: %scheckmate's MILP proved the plan optimal in its order (the order of "
+			 "its first computations); in every order the bound is %s", seeds,
+			 bound_name(cut_lb, win_lb, remat_i_least_cost(req->graph)));
 	} else if (req->report && reruns > 0 && k.best.have) {
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: nothing fitted until seed %llu",
