@@ -338,7 +338,7 @@ class Step:
         if self.graph.random_nodes and seed is None:
             seed = int(torch.randint(0, 2 ** 62, ()).item())
         with JT.modes_kept(self.model):
-            self.model.train()
+            JT.train_mode(self.model)
             b = self._bind(inputs, targets)
             res = execute(self.graph, b, self.steps, seed=seed or 0, plan=self.plan,
                           meter=self.meter if meter is None else meter)

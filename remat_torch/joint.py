@@ -537,6 +537,15 @@ def _devices_of(ts):
     return ds
 
 
+def train_mode(model):
+    """A training step's modes: a model left in eval mode is put in train
+    mode (all of it); a model in train mode is left as it is, so that a
+    submodule the user put in eval mode (a frozen batch norm) stays so, as
+    in the user's own loss.backward()."""
+    if not model.training:
+        model.train()
+
+
 class modes_kept:
     """Every submodule's train/eval flag restored on exit (model.train(b)
     would set them all alike, undoing a user's eval() on a submodule)."""
@@ -690,7 +699,7 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
     inputs, targets = tuple(inputs), tuple(targets)
     check_batch(inputs, targets)
     with modes_kept(model):
-        model.train()
+        train_mode(model)
         say("tracing one training step (make_fx, then functionalization)")
         gm, boundary, pnames, bnames = trace_fx(model, inputs, loss_fn, targets)
         say("building the graph from %d FX nodes" % len(gm.graph.nodes))
@@ -1964,7 +1973,7 @@ def eager_step(model, inputs, loss_fn, targets=(), J=None, seed=0):
     for n in names:
         params[n].grad = None
     try:
-        model.train()
+        train_mode(model)
         with Seeding():
             out = model(*inputs)
             loss = loss_fn(out, *targets)

@@ -14,13 +14,14 @@ inside an autograd.Function and keeps only what the schedule keeps; when
 autograd reaches the outputs, the Function's backward runs the rest,
 recomputing what the plan recomputes, and hands autograd the gradients of
 the parameters (and of inputs that require grad): accumulation into .grad,
-hooks, GradScaler and optimizers work unchanged.
+tensor hooks, GradScaler and optimizers work unchanged.
 
 - eval(), torch.no_grad() and inference_mode: the model's own forward,
   nothing kept, nothing planned.  wrap() never changes train/eval mode.
 - Each new signature (input shapes, strides, dtypes, devices, which inputs
   require grad, non-tensor arguments, autocast state, which parameters are
-  trained) is planned once, on its first call, with a one-line notice;
+  trained, the modules' flags, plain attributes, unregistered tensors and
+  hooks: Wrapped.state) is planned once, on its first call, with a one-line notice;
   plans are cached in memory and on disk (cache=, default
   $REMAT_CACHE or ~/.cache/remat), keyed by a hash of the graph, the
   budget, the planner, its time limit and remat's version.
@@ -50,6 +51,13 @@ except ImportError:
     torch = tree_flatten = None
 
 _REMAT_VERSION = {}
+# A module's attributes of these types are part of a plan's signature.
+_PLAIN = frozenset((bool, int, float, str, type(None)))
+# Module hooks: run while a signature is traced, part of its signature.
+_MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                 "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks",
+                 "_global_backward_hooks")
 
 
 def remat_version(remat=None):
@@ -155,7 +163,10 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
             for i, v in enumerate(live):
                 if id(v) in alias:
                     live[i] = alias[id(v)]
-        ctx.versions = [(t, t._version) for t in list(alias.values()) + X]
+        # The parameters too: one changed in place before the backward
+        # (eager refuses that where it saved the parameter) would give a
+        # gradient of neither the old weights nor the new.
+        ctx.versions = [(t, t._version) for t in list(alias.values()) + X + list(call.params)]
         ctx.state, ctx.call = state, call
         ctx.in_grad = [x.requires_grad for x in xs]
         ctx.set_materialize_grads(False)
@@ -190,9 +201,10 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                                "frees what it has used)")
         for t, v in ctx.versions:
             if t._version != v:
-                raise RuntimeError("remat_torch: an output or input of a wrapped module was "
-                                   "modified by an inplace operation after its forward (version "
-                                   "%d, expected %d); its gradient would be wrong" % (t._version, v))
+                raise RuntimeError("remat_torch: an output, input or parameter of a wrapped "
+                                   "module was modified by an inplace operation after its "
+                                   "forward (version %d, expected %d); its gradient would be "
+                                   "wrong" % (t._version, v))
         ctx.state = ctx.versions = None
         G = [_grad_in_layout(grads[k], spec)
              for k, spec in zip(pl.layout.diff, pl.layout.grad_specs)]
@@ -293,11 +305,40 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         pd = dict(self.module.named_parameters())
         bd = dict(self.module.named_buffers())
         checks = []
-        for m in self.module.modules():
+        mods = list(self.module.modules())
+        for m in mods:
             for d in (m._modules, m._parameters, m._buffers):
                 checks.append((d, tuple(d.values())))
         self._walk = (pd, bd, checks)
+        self._mods = mods
         return pd, bd
+
+    def state(self):
+        """What of the modules a trace fixes besides their tensors: each
+        submodule's train/eval flag and its plain attributes (numbers,
+        strings, flags: a temperature, Dropout.p), tensors that are not
+        parameters or buffers (by identity and version: changed in place or
+        replaced, the trace's constant is stale), and its hooks (which run
+        while a signature is traced, so that what they compute is in the
+        plan, and not on each call).  Part of the signature: a change plans
+        again rather than running a stale trace."""
+        self._tensors()
+        st = [tuple(id(f) for f in getattr(torch.nn.modules.module, h, {}).values())
+              for h in _GLOBAL_HOOKS]
+        add, plain, T, hooks = st.append, _PLAIN, torch.Tensor, _MODULE_HOOKS
+        for m in self._mods:
+            for k, v in m.__dict__.items():
+                t = type(v)
+                if t in plain:
+                    add((k, v))
+                elif t is dict or t is set or t is list:
+                    continue
+                elif k in hooks:
+                    if v:
+                        add((k, tuple(map(id, v.values()))))
+                elif isinstance(v, T):
+                    add((k, id(v), v._version))
+        return tuple(st)
 
     def signature(self, args, kwargs, params=None):
         if not kwargs and all(type(x) is torch.Tensor or isinstance(x, torch.Tensor)
@@ -320,6 +361,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         if params is None:
             params = self._tensors()[0]
         sig.append(tuple([(p.requires_grad, p.dtype, p.device) for p in params.values()]))
+        sig.append(self.state())
         return tuple(sig), leaves
 
     def forward(self, *args, **kwargs):
@@ -334,6 +376,17 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             return self.module(*args, **kwargs)
         self._last_plan = pl
         xs = [x for x in leaves if isinstance(x, torch.Tensor)]
+        if len(xs) > 1:
+            seen = set()
+            for x in xs:
+                k = _storage_ptr(x)
+                if k is None:
+                    continue
+                if k in seen:
+                    raise RuntimeError("remat_torch: two inputs of a wrapped module share "
+                                       "their storage (the same tensor passed twice, or two "
+                                       "views of one); pass separate tensors (x.clone())")
+                seen.add(k)
         call = _Call(pl, [pd[n] for n in pl.param_names], [bd[n] for n in pl.buffer_names],
                      self.interpret)
         outs = _PlanFunction.apply(call, *[pd[n] for n in pl.trained_names], *xs)
@@ -400,6 +453,16 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             write_text(json.dumps(entry), os.path.join(self.cache_dir, key + ".json"))
         except OSError:
             pass    # a cache that cannot be written is no cache
+
+
+def _storage_ptr(x):
+    """Where x's storage begins (its device too): equal for two views of
+    one; None for a tensor without memory (empty, meta)."""
+    try:
+        p = x.untyped_storage().data_ptr()
+    except AttributeError:
+        p = x.storage().data_ptr()
+    return (x.device, p) if p else None
 
 
 def _inference_mode():

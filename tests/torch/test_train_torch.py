@@ -32,7 +32,10 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
    (parameters, buffers, optimizer state); when nothing fits the error
    names the fixed part and the lowest memory reachable, and planning at
    that memory succeeds; optimizer_state_bytes() for Adam and SGD is what
-   their state holds after a step.
+   their state holds after a step;
+8. a batch norm the user froze stays frozen in plan()'s step (eager's loss
+   and gradients, running statistics untouched); a model left in eval mode
+   is traced and run in train mode.
 """
 import copy
 import json
@@ -505,6 +508,51 @@ def check_device_memory():
     return fails
 
 
+def check_frozen_batch_norm():
+    """8. A batch norm the user froze (bn.eval() in a model in train mode)
+    stays frozen in plan()'s step, as in eager's loss.backward(); a model
+    left in eval mode is traced and run in train mode (found by an outside
+    review: plan() used to put every submodule in train mode)."""
+    fails = []
+    torch.manual_seed(31)
+    model = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+    model[1].eval()
+    eager = copy.deepcopy(model)
+    xb, yb = torch.randn(16, 6), torch.randint(0, 3, (16,))
+    step = remat_torch.plan(model, xb, ce, example_target=yb, budget="lowest", time_limit=1)
+    loss = step(xb, yb)
+    e_loss = ce(eager(xb), yb)
+    e_loss.backward()
+    if not torch.allclose(loss, e_loss.detach(), rtol=1e-5):
+        fails.append("frozen batch norm: loss %r, eager %r" % (loss.item(), e_loss.item()))
+    bad = grads_differ(model, eager)
+    if bad:
+        fails.append("frozen batch norm: gradients differ from eager: %s" % ", ".join(bad))
+    if not torch.equal(model[1].running_mean, eager[1].running_mean) or \
+            model[1].num_batches_tracked.item() != 0:
+        fails.append("frozen batch norm: its running statistics were updated")
+    if model[1].training or not model.training:
+        fails.append("the step changed the modes the user set")
+    # A model left in eval mode: traced and run in train mode, and left so.
+    torch.manual_seed(32)
+    m2 = nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 3))
+    e2 = copy.deepcopy(m2)
+    m2.eval()
+    step = remat_torch.plan(m2, xb, ce, example_target=yb, time_limit=1)
+    step(xb, yb)
+    ce(e2(xb), yb).backward()
+    if m2.training:
+        fails.append("a model in eval mode was left in train mode")
+    if not torch.allclose(m2[1].running_mean, e2[1].running_mean, rtol=1e-5, atol=1e-7):
+        fails.append("a model in eval mode: its batch norm did not train as eager's in "
+                     "train mode")
+    bad = grads_differ(m2, e2)
+    if bad:
+        fails.append("a model in eval mode: gradients differ from eager in train mode: %s"
+                     % ", ".join(bad))
+    return fails
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         return run_checks("remat_torch training", (
@@ -514,7 +562,8 @@ def main():
             ("the allocator meter on hand-worked cases", check_meter),
             ("the usual loop holds no more than eager", check_loop_memory),
             ("real peak against the plan at the lowest budget", check_real_peak),
-            ("budgets in device memory", check_device_memory)))
+            ("budgets in device memory", check_device_memory),
+            ("a frozen batch norm stays frozen", check_frozen_batch_norm)))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,12 @@ and every budget here makes the plan recompute.
    parameter added to the output and an output returned twice get eager's
    gradients; an output changed in place before the backward, a gradient
    of a gradient and fake tracing under autocast are refused by name; a
-   forward never backpropagated is freed without the garbage collector.
+   forward never backpropagated is freed without the garbage collector;
+13. the module's state changed after the first plan (a batch norm frozen,
+   a temperature, Dropout.p, a tensor attribute changed in place and
+   replaced, a forward hook) plans again and gets eager's values; a
+   parameter changed in place before the backward and one tensor passed
+   as two inputs are refused.
 """
 import copy
 import os
@@ -555,6 +560,95 @@ def check_as_eager_would():
     return fails
 
 
+class TempNet(nn.Module):
+    """A temperature (a plain attribute) and a position table that is not a
+    buffer (a plain tensor attribute): both fixed into a trace."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.bn = nn.BatchNorm1d(16)
+        self.drop = nn.Dropout(0.3)
+        self.fc2 = nn.Linear(16, 4)
+        self.temperature = 1.0
+        self.pos = torch.linspace(-1, 1, 16)
+
+    def forward(self, x):
+        h = self.drop(torch.relu(self.bn(self.fc1(x)) + self.pos))
+        return self.fc2(h) / self.temperature
+
+
+def check_module_state():
+    """A change to the module's state after the first plan is seen, and
+    planned again (each found by an outside review, wrong values before):
+    a batch norm frozen after the first call, a temperature, Dropout.p, a
+    plain tensor attribute changed in place and replaced, a forward hook
+    that changes the output; a parameter changed in place between forward
+    and backward and one tensor passed as two inputs are refused."""
+    fails = []
+    torch.manual_seed(21)
+    m = TempNet()
+    e = copy.deepcopy(m)
+    w = wrap(m)
+    x = torch.randn(16, 8)
+
+    def step(tag):
+        m.zero_grad(set_to_none=True)
+        e.zero_grad(set_to_none=True)
+        torch.manual_seed(5)
+        o1 = w(x)
+        torch.manual_seed(5)
+        o2 = e(x)
+        same("%s: output" % tag, o1, o2, fails)
+        o1.square().sum().backward()
+        o2.square().sum().backward()
+        same_grads(m, e, fails, tag)
+        same("%s: running_mean" % tag, m.bn.running_mean, e.bn.running_mean, fails)
+
+    step("first call")
+    for mod in (m, e):
+        mod.bn.eval()
+    step("batch norm frozen after the first call")
+    for mod in (m, e):
+        mod.temperature = 4.0
+    step("temperature changed")
+    for mod in (m, e):
+        mod.drop.p = 0.0
+    step("Dropout.p changed")
+    for mod in (m, e):
+        mod.pos.mul_(3)
+    step("a tensor attribute changed in place")
+    for mod in (m, e):
+        mod.pos = torch.zeros(16)
+    step("a tensor attribute replaced")
+    for mod in (m, e):
+        mod.fc2.register_forward_hook(lambda mod_, inp, out: out * 2)
+    step("a forward hook that doubles the output")
+    if len(w.plans) != 7:
+        fails.append("%d plans for 7 module states" % len(w.plans))
+    # Refused: a parameter changed in place before the backward.
+    o = w(x)
+    with torch.no_grad():
+        m.fc1.weight.add_(1)
+    try:
+        o.sum().backward()
+        fails.append("a parameter modified in place before the backward was accepted")
+    except RuntimeError as err:
+        if "modified by an inplace operation" not in str(err):
+            fails.append("parameter in place: %s" % err)
+    # Refused: one tensor as two inputs of a module planned with two.
+    two = wrap(nn.Bilinear(4, 4, 2))
+    a, b = torch.randn(3, 4, requires_grad=True), torch.randn(3, 4, requires_grad=True)
+    two(a, b).sum().backward()
+    try:
+        two(a, a).sum().backward()
+        fails.append("one tensor passed as two inputs was accepted")
+    except RuntimeError as err:
+        if "share their storage" not in str(err):
+            fails.append("aliased inputs: %s" % err)
+    return fails
+
+
 def main():
     return run_checks("torch/wrap", [
         ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
@@ -574,6 +668,8 @@ def main():
         ("what eager does or refuses: eval'd submodules, in-place buffer updates, "
          "repeated outputs, in-place changes, create_graph, no reference cycle",
          check_as_eager_would),
+        ("the module's state: flags, attributes, tensors, hooks changed after planning; "
+         "a parameter changed in place, one tensor as two inputs", check_module_state),
     ])
 
 
