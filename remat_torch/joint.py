@@ -1326,6 +1326,11 @@ def _finish(J, model, inputs, targets, measure, say):
     needed = closure(J.outputs)
     epi = closure(epi_roots) - needed
     J.epilogue = [n for n in J.nodes if n.id in epi]
+    # What the epilogue reads of the graph (spectral_norm's new u and v,
+    # computed in the forward) stays to its end: the schedule must not
+    # free it before the epilogue runs.
+    epi_reads = [i for n in J.epilogue for i in n.inputs if i in needed]
+    J.outputs = list(dict.fromkeys(J.outputs + epi_reads))
     J.nodes = [n for n in J.nodes if n.id in needed or n.kind == "input"]
     J.reindex()
     used = {}   # outputs of multi-output nodes still read by someone
