@@ -149,6 +149,19 @@ static void test_cut_exact_not_above(void **state)
 }
 
 /*
+ * The property tests' graphs, by trial: a DAG of any shape, a training
+ * graph, a DAG with explicit outputs, in turn (5 to 13 nodes).
+ */
+static char *random_mix(uint64_t *st, int trial)
+{
+	int n = 5 + (int)(tu_rand(st) % 9);
+
+	return trial % 3 == 0 ? tu_random_any_dag_json(st, n, 30)
+		: trial % 3 == 1 ? tu_random_graph_json(st, 3 + (int)(tu_rand(st) % 3), 0.2, 1)
+		: random_dag_out(st, n, 1);
+}
+
+/*
  * Random training graphs and DAGs of every shape (inputs, zero sizes,
  * workspaces, nodes that may not be recomputed), every budget from the
  * least peak to the no-remat peak: the bound is at least the least cost
@@ -165,10 +178,7 @@ static void test_cut_never_above_optimum(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 240; trial++) {
-		int n = 5 + (int)(tu_rand(&st) % 9);
-		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
-			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
-			: random_dag_out(&st, n, 1);
+		char *json = random_mix(&st, trial);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b, peak;
 		double floor = tu_least_cost(g);
@@ -303,10 +313,7 @@ static void test_window_never_above_optimum(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 150; trial++) {
-		int n = 5 + (int)(tu_rand(&st) % 9);
-		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
-			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
-			: random_dag_out(&st, n, 1);
+		char *json = random_mix(&st, trial);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
 		int32_t v;
@@ -379,10 +386,7 @@ static void test_downset_never_above_optimum(void **state)
 
 	(void)state;
 	for (trial = 0; trial < 240; trial++) {
-		int n = 5 + (int)(tu_rand(&st) % 9);
-		char *json = trial % 3 == 0 ? tu_random_any_dag_json(&st, n, 30)
-			: trial % 3 == 1 ? tu_random_graph_json(&st, 3 + (int)(tu_rand(&st) % 3), 0.2, 1)
-			: random_dag_out(&st, n, 1);
+		char *json = random_mix(&st, trial);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
 		double floor = tu_least_cost(g);
