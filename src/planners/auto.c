@@ -72,6 +72,8 @@
 #define AUTO_PORTFOLIO_SHARE 0.4
 /* Stop within this relative gap of the best lower bound (--gap). */
 #define AUTO_GAP 1e-4
+/* Below this --gap, checkmate runs alone when no fast planner fits (cold_exact). */
+#define AUTO_COLD_GAP 0.5
 
 /*
  * Step 5: the whole MILP in the order of best's first computations, warm
@@ -477,7 +479,14 @@ static int auto_plan(const struct remat_plan_request *req,
 	first_failure = pf.first_failure;
 	failure = pf.failure;
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
-	if (!k.best.have && first_failure == REMAT_OK && cut_status != REMAT_BOUND_INFEASIBLE) {
+	/*
+	 * Not when asked only for any schedule within the budget (--gap near
+	 * 1: remat plan --budget lowest's probes): a budget the probes report
+	 * must be one auto asked again reaches, and the fast planners'
+	 * answers do not depend on the clock as a MILP's do.
+	 */
+	if (!k.best.have && first_failure == REMAT_OK && cut_status != REMAT_BOUND_INFEASIBLE &&
+	    gap < AUTO_COLD_GAP) {
 		rc = cold_exact(req, end, &k, &cand, err);
 		if (rc)
 			goto done;
