@@ -1509,7 +1509,7 @@ int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_
 	uint8_t *D = NULL, *bestD = NULL;
 	struct cand *cand = NULL;
 	int32_t *seq = NULL, *wx = NULL, m = 0, i, v, nw = 0, ncand = 0;
-	int32_t aw = -1, neck = -1;
+	int32_t aw = -1, neck = -1, np, stride, tried;
 	double *wv = NULL, best = 0, cur, val, t_prefix = 0, t_search = 0, now;
 	int64_t moves, cap, since;
 	uint64_t rng = 0x5eedULL;
@@ -1544,19 +1544,33 @@ int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_
 		if (c.need[v] && g->kind[v] != REMAT_KIND_INPUT)
 			seq[m++] = v;
 	}
-	/* 1. The prefixes of the topological order. */
-	for (i = 0; i < m && rc == REMAT_OK && !expired(&c); i++) {
-		int32_t step = m > DS_PREFIXES ? m / DS_PREFIXES : 1;
+	/*
+	 * 1. The prefixes of the topological order: np of them, evenly
+	 * spread, coarse to fine (every half, then every quarter, ...), so
+	 * that a run cut short by its time has tried the whole order.
+	 */
+	np = m < DS_PREFIXES ? m : DS_PREFIXES;
+	for (stride = 1; stride < np; stride *= 2)
+		;
+	for (tried = 0; stride >= 1 && rc == REMAT_OK && !infeasible; stride /= 2) {
+		int32_t k, len, j;
 
-		D[seq[i]] = 1;
-		if ((i + 1) % step != 0 && i + 1 < m)
-			continue;
-		if (i > 0 && t_prefix > 0 && remat_now() >= t_prefix)
-			break;
-		rc = ds_start(&c, D, bestD, &best, &infeasible, err);
-		if (infeasible)
-			break;
+		for (k = stride; k <= np && rc == REMAT_OK; k += stride) {
+			if (stride < np && k % (2 * stride) == 0 && 2 * stride <= np)
+				continue; /* tried at the coarser stride */
+			if (expired(&c) || (tried > 0 && t_prefix > 0 && remat_now() >= t_prefix))
+				goto prefixes_done;
+			len = (int32_t)(((int64_t)k * m) / np);
+			memset(D, 0, n);
+			for (j = 0; j < len; j++)
+				D[seq[j]] = 1;
+			tried++;
+			rc = ds_start(&c, D, bestD, &best, &infeasible, err);
+			if (infeasible)
+				break;
+		}
 	}
+prefixes_done:
 	if (rc || infeasible)
 		goto done;
 	/*

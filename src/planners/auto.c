@@ -14,7 +14,9 @@
  *    node an output needs computed once, then the cut bound
  *    (remat/bound.h, a bound in every order) for AUTO_CUT_SHARE of the
  *    time limit; after the portfolio, on graphs small enough for the
- *    whole MILP, the window bound (the cut at several moments) too.
+ *    whole MILP, the window bound (the cut at several moments) too, and
+ *    where the cut proved nothing above the least cost (a forward DAG
+ *    that runs in any order), the down-set bound for as long.
  *    The best of them is the target: as soon as a schedule
  *    is within --gap G of it (relative to the schedule's cost, default
  *    AUTO_GAP: 0.01%), auto stops, wherever it is (issue 30), and the
@@ -407,9 +409,41 @@ static void window_bound(const struct remat_plan_request *req, double share,
 	raise_floor(k, lb);
 }
 
-/* Which bound proved a schedule within the gap, for the note. */
-static const char *bound_name(double cut_lb, double win_lb, double least)
+/*
+ * The down-set bound (remat/bound.h: the cut when the last node of a
+ * down-set first runs) for share seconds, raising k's floor and target.
+ * Only where the cut bound proved nothing above the least cost: on a
+ * forward DAG a schedule may run in any order, and there a down-set may
+ * still prove something; on training graphs the loss is a waist the
+ * cut already sees.
+ */
+static void downset_bound(const struct remat_plan_request *req, double share,
+			  struct auto_keep *k, double *ds_lb)
 {
+	struct remat_progress pr = { "auto", "proving: the down-set bound", -1, NAN, NAN, 0 };
+	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
+	struct remat_error e;
+	double lb = NAN;
+
+	if (share <= 0)
+		return;
+	pr.incumbent = k->best.have ? k->best.res.cost : NAN;
+	pr.elapsed = remat_now() - k->t0;
+	remat_plan_progress(req, &pr);
+	if (remat_bound_downset(req->graph, req->budget, share, &lb, &st, NULL, &e) !=
+	    REMAT_OK || st != REMAT_BOUND_OK)
+		return;
+	if (lb > k->floor_cost)
+		*ds_lb = lb;
+	raise_floor(k, lb);
+}
+
+/* Which bound proved a schedule within the gap, for the note. */
+static const char *bound_name(double cut_lb, double win_lb, double ds_lb, double least)
+{
+	if (!isnan(ds_lb) && ds_lb > least && (isnan(cut_lb) || ds_lb > cut_lb) &&
+	    (isnan(win_lb) || ds_lb > win_lb))
+		return "the down-set bound";
 	if (!isnan(win_lb) && win_lb > least && (isnan(cut_lb) || win_lb > cut_lb))
 		return "the window bound";
 	return !isnan(cut_lb) && cut_lb > least ? "the cut bound" :
@@ -429,7 +463,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	char gapbuf[32];
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, gap, cut_share, cut_t;
+	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, ds_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
 	int rc, stopped_at_bound = 0, cut_short, reruns = 0, in_order = 0;
@@ -509,6 +543,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
 	    remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
 		window_bound(req, fmin(cut_share, end - remat_now()), &k, &win_lb);
+	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
+	    (isnan(cut_lb) || cut_lb <= remat_i_least_cost(req->graph) * (1 + 1e-9)))
+		downset_bound(req, fmin(cut_share, end - remat_now()), &k, &ds_lb);
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
@@ -568,7 +605,7 @@ static int auto_plan(const struct remat_plan_request *req,
 			 "auto: %sstopped after %.2f s, %s of %s%s", seeds,
 			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
 			 "optimal: its cost is that" : "within the gap", bound_name(cut_lb,
-			 win_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
+			 win_lb, ds_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
 	else if (req->report && (st.windows > 0 || st.swaps > 0 || st.replay_evals > 0)) {
 		/* Where the order search left the cost, then where the windows did. */
 		double mid = st.replay_cost < st.start_cost ? st.replay_cost : st.start_cost;
@@ -585,7 +622,7 @@ static int auto_plan(const struct remat_plan_request *req,
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: %scheckmate's MILP proved the plan optimal in its order (the order of "
 			 "its first computations); in every order the bound is %s", seeds,
-			 bound_name(cut_lb, win_lb, remat_i_least_cost(req->graph)));
+			 bound_name(cut_lb, win_lb, ds_lb, remat_i_least_cost(req->graph)));
 	} else if (req->report && reruns > 0 && k.best.have) {
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: nothing fitted until seed %llu",

@@ -432,6 +432,59 @@ static void test_downset_never_above_optimum(void **state)
 	assert_true(above_cut > 0);
 }
 
+/*
+ * auto's lower_bound takes the down-set bound where the cut proves
+ * nothing above the least cost: on the small random graphs and budgets
+ * where the down-set bound proves more than the cut (above), auto's
+ * bound rises above the least cost too, and is never above the
+ * exhaustive optimum in any order (a bound auto took from its own order
+ * could be).
+ */
+static void test_auto_takes_downset(void **state)
+{
+	uint64_t st = 9090;
+	int trial, runs = 0, above_floor = 0;
+
+	(void)state;
+	for (trial = 0; trial < 240 && runs < 6; trial++) {
+		char *json = random_mix(&st, trial);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+		double floor = tu_least_cost(g);
+
+		for (b = lo; b <= hi && runs < 6; b += (hi - lo) / 6 + 1) {
+			enum remat_bound_status ds, cs;
+			struct remat_error err;
+			double db, cb, ex = exhaustive_min_cost(g, b);
+			int32_t size, at;
+			struct tu_plan t = { .planner = "auto" };
+
+			if (ex < 0)
+				continue;
+			assert_int_equal(remat_bound_cut(g, b, 0, &cb, &cs, &at, &err), REMAT_OK);
+			assert_int_equal(remat_bound_downset(g, b, 0, &db, &ds, &size, &err),
+					 REMAT_OK);
+			if (cs != REMAT_BOUND_OK || cb > floor * (1 + 1e-9) || ds != REMAT_BOUND_OK ||
+			    db <= floor * (1 + 1e-9))
+				continue;
+			runs++;
+			assert_int_equal(tu_plan_run(g, b, &t), REMAT_OK);
+			if (t.rep.lower_bound > ex * (1 + 1e-9))
+				fail_msg("trial %d budget %lld: auto's bound %g above the optimum %g",
+					 trial, (long long)b, t.rep.lower_bound, ex);
+			if (t.rep.lower_bound > floor * (1 + 1e-9))
+				above_floor++;
+			tu_plan_release(&t);
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("auto and the down-set bound: %d cases, auto's bound above the least "
+		      "cost in %d\n", runs, above_floor);
+	assert_true(runs > 0);
+	assert_int_equal(above_floor, runs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -442,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_window_by_hand),
 		cmocka_unit_test(test_window_never_above_optimum),
 		cmocka_unit_test(test_downset_never_above_optimum),
+		cmocka_unit_test(test_auto_takes_downset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
