@@ -1010,6 +1010,18 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                     ref[fx] = {"node": prod.id}
                     continue
                 else:
+                    # Name the tensor written when it is one of the step's inputs.
+                    keys = [storage_key(val[t]) for t in targets_w
+                            if isinstance(t, torch.fx.Node) and isinstance(val.get(t), torch.Tensor)]
+                    into = [owner.get(kk[0]) for kk in keys if kk is not None]
+                    into = [i for i in into if i in J.byid and J.byid[i].kind == "input"]
+                    if into:
+                        num = into[0].lstrip("inputarge") or "0"
+                        raise JointError("%s writes in place into the %s %s (graph node %s): "
+                                         "remat cannot replay a write into the caller's "
+                                         "tensor; write into a copy in the forward (x = "
+                                         "x.clone() first, or an out-of-place operator)"
+                                         % (where, J.byid[into[0]].label, num, into[0]))
                     raise JointError("%s writes in place into an activation read elsewhere; "
                                      "it cannot be replayed under rematerialization" % where)
             if not new and not writes:

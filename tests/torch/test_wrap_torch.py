@@ -546,6 +546,21 @@ def check_as_eager_would():
         except Exception as err:
             if "autocast" not in str(err):
                 fails.append("fake under autocast: %s" % err)
+    # A forward that writes into the caller's tensor: refused, naming it.
+    class IntoInput(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x, y):
+            y.mul_(2)
+            return self.fc(x) + y
+    try:
+        wrap(IntoInput(), (x1, torch.randn(16, 8)))(x1, torch.randn(16, 8))
+        fails.append("a forward writing into its input was accepted")
+    except Exception as err:
+        if "model input 1" not in str(err) or "clone" not in str(err):
+            fails.append("a write into an input: %s" % err)
     # A forward that is never backpropagated is freed at once, without
     # the garbage collector (no reference cycle through the Function).
     gc.collect()
