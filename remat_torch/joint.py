@@ -327,6 +327,30 @@ def _stand_in(op):
     return _STAND_INS[op]
 
 
+class _NoSavedTensorHooks:
+    """While the user's step is traced, saved-tensor hooks are not installed:
+    torch.utils.checkpoint(use_reentrant=False) and autograd.graph.save_on_cpu
+    become plain calls (the values and gradients are the same; the plan
+    decides what is kept and what is recomputed).  Installed, their unpack
+    runs the checkpointed function again in the backward's trace, outside
+    the parameters the trace swaps in."""
+
+    def __enter__(self):
+        a = torch._C._autograd
+        self.saved = (getattr(a, "_push_saved_tensors_default_hooks", None),
+                      getattr(a, "_pop_saved_tensors_default_hooks", None))
+        if None not in self.saved:
+            a._push_saved_tensors_default_hooks = lambda pack, unpack: None
+            a._pop_saved_tensors_default_hooks = lambda: None
+        return self
+
+    def __exit__(self, *exc):
+        if None not in self.saved:
+            a = torch._C._autograd
+            a._push_saved_tensors_default_hooks, a._pop_saved_tensors_default_hooks = self.saved
+        return False
+
+
 class _KeepWhole:
     """While active, make_fx records the operators _kept_whole() accepts
     as they are instead of their composite decomposition."""
@@ -444,7 +468,8 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
                 [bdict[n].detach().clone() for n in bnames])
 
     P, B = fresh()
-    with torch.random.fork_rng(devices=_devices_of(P + X)), _KeepWhole():
+    with torch.random.fork_rng(devices=_devices_of(P + X)), _KeepWhole(), \
+            _NoSavedTensorHooks():
         try:
             gm1 = make_fx(step)(P, B, X, T)
         except RuntimeError as e:

@@ -561,6 +561,40 @@ def check_as_eager_would():
     except Exception as err:
         if "model input 1" not in str(err) or "clone" not in str(err):
             fails.append("a write into an input: %s" % err)
+    # torch.utils.checkpoint inside the model: reentrant as eager (whose
+    # parameters inside get no gradient when no input requires one), and
+    # non-reentrant (saved-tensor hooks, which the trace used to run
+    # outside its parameters) with eager's values, dropout included.
+    from torch.utils.checkpoint import checkpoint
+
+    class Ckpt(nn.Module):
+        def __init__(self, reentrant):
+            super().__init__()
+            self.a = nn.Sequential(nn.Linear(32, 32), nn.Dropout(0.3), nn.ReLU())
+            self.b = nn.Sequential(nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 3))
+            self.reentrant = reentrant
+
+        def forward(self, x):
+            return self.b(checkpoint(self.a, x, use_reentrant=self.reentrant))
+    for reentrant in (False, True):
+        torch.manual_seed(14)
+        mc = Ckpt(reentrant)
+        ec = copy.deepcopy(mc)
+        xc = torch.randn(64, 32)
+        wc = wrap(mc, (xc,), budget="100%" if reentrant else "90%")
+        for step in range(2):
+            torch.manual_seed(20 + step)
+            o1 = wc(xc)
+            o1.square().sum().backward()
+            torch.manual_seed(20 + step)
+            o2 = ec(xc)
+            o2.square().sum().backward()
+            same("checkpoint(use_reentrant=%s) output, step %d" % (reentrant, step), o1, o2,
+                 fails)
+        same_grads(mc, ec, fails, "checkpoint(use_reentrant=%s)" % reentrant)
+        if (mc.a[0].weight.grad is None) != reentrant:
+            fails.append("checkpoint(use_reentrant=%s): a.0.weight.grad is %s" %
+                         (reentrant, mc.a[0].weight.grad))
     # A forward that is never backpropagated is freed at once, without
     # the garbage collector (no reference cycle through the Function).
     gc.collect()
