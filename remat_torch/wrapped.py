@@ -95,6 +95,11 @@ class Planned:
         self.buffer_names = [n for n, _, _ in J.buffers]
         self.trained_names = [n for n in self.param_names if n in trained]
         self.trained_at = [i for i, n in enumerate(self.param_names) if n in trained]
+        # Which output gradients each trained parameter's gradient reads: when
+        # autograd gives none of them (the loss uses other outputs only), the
+        # parameter gets no gradient (None), as in eager, not zeros.
+        self.grad_gouts = _gouts_read(J, [J.grads[i] for i in self.trained_at])
+        self.igrad_gouts = _gouts_read(J, J.input_grads)
         # The outputs are the caller's and the output gradients autograd's:
         # the program lets them go after their last read (the schedule,
         # which cannot know whether the caller keeps them, counts them to
@@ -206,6 +211,7 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                                    "forward (version %d, expected %d); its gradient would be "
                                    "wrong" % (t._version, v))
         ctx.state = ctx.versions = None
+        given = [g is not None for g in grads]
         G = [_grad_in_layout(grads[k], spec)
              for k, spec in zip(pl.layout.diff, pl.layout.grad_specs)]
         del grads
@@ -230,10 +236,31 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                                                                   None, G, live, rng)
                 del live, G
                 pl.last = pl.figures
-        it = iter(igrads)
-        out = [None] + [pgrads[i] for i in pl.trained_at]
-        out += [next(it) if g else None for g in ctx.in_grad]
+        it = iter(zip(igrads, pl.igrad_gouts))
+        have = {i for i, k in enumerate(pl.layout.diff) if given[k]}
+        out = [None] + [pgrads[i] if pl.grad_gouts[j] & have else None
+                        for j, i in enumerate(pl.trained_at)]
+        for g in ctx.in_grad:
+            if g:
+                ig, reads = next(it)
+                out.append(ig if reads & have else None)
+            else:
+                out.append(None)
         return tuple(out)
+
+
+def _gouts_read(J, refs):
+    """For each reference (a parameter's gradient, or None), the positions
+    in J.gouts of the output gradients it depends on through the graph."""
+    pos = {nid: k for k, nid in enumerate(J.gouts)}
+    reach, empty = {}, frozenset()
+    for n in J.nodes:                   # in execution order: inputs first
+        if n.id in pos:
+            reach[n.id] = frozenset((pos[n.id],))
+        else:
+            reach[n.id] = empty.union(*[reach.get(i, empty) for i in n.inputs])
+    return [empty.union(*[reach.get(i, empty) for i in JT.ref_nodes(r, [])])
+            if r is not None else empty for r in refs]
 
 
 def _grad_in_layout(g, spec):

@@ -546,6 +546,26 @@ def check_as_eager_would():
         except Exception as err:
             if "autocast" not in str(err):
                 fails.append("fake under autocast: %s" % err)
+    # Two heads, the loss reads one: the other head's parameters get no
+    # gradient (None, as in eager: AdamW's weight decay then leaves them).
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.ha, self.hb = nn.Linear(8, 8), nn.Linear(8, 2), nn.Linear(8, 2)
+
+        def forward(self, x):
+            h = torch.relu(self.body(x))
+            return self.ha(h), self.hb(h)
+    torch.manual_seed(15)
+    mh = TwoHeads()
+    eh = copy.deepcopy(mh)
+    wh = wrap(mh)
+    xh = torch.randn(4, 8, requires_grad=True)
+    xe = xh.detach().clone().requires_grad_()
+    wh(xh)[0].sum().backward()
+    eh(xe)[0].sum().backward()
+    same_grads(mh, eh, fails, "the head the loss does not read")
+    same("x.grad through two heads", xh.grad, xe.grad, fails)
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
