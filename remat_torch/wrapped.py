@@ -51,6 +51,8 @@ except ImportError:
     torch = tree_flatten = None
 
 _REMAT_VERSION = {}
+# Plans a wrapped module keeps in memory (the least recently used go first).
+MAX_PLANS = 16
 # A module's attributes of these types are part of a plan's signature.
 _PLAIN = frozenset((bool, int, float, str, type(None)))
 # Module hooks: run while a signature is traced, part of its signature.
@@ -337,6 +339,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             for d in (m._modules, m._parameters, m._buffers):
                 checks.append((d, tuple(d.values())))
         self._walk = (pd, bd, checks)
+        self._registered = {id(t) for t in list(pd.values()) + list(bd.values())}
         self._mods = mods
         return pd, bd
 
@@ -352,19 +355,16 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         self._tensors()
         st = [tuple(id(f) for f in getattr(torch.nn.modules.module, h, {}).values())
               for h in _GLOBAL_HOOKS]
-        add, plain, T, hooks = st.append, _PLAIN, torch.Tensor, _MODULE_HOOKS
+        add, plain, hooks, base = st.append, _PLAIN, _MODULE_HOOKS, _module_keys()
         for m in self._mods:
             for k, v in m.__dict__.items():
-                t = type(v)
-                if t in plain:
+                if type(v) in plain:
                     add((k, v))
-                elif t is dict or t is set or t is list:
-                    continue
                 elif k in hooks:
                     if v:
                         add((k, tuple(map(id, v.values()))))
-                elif isinstance(v, T):
-                    add((k, id(v), v._version))
+                elif k not in base:
+                    add((k, _frozen(v, self._registered)))
         return tuple(st)
 
     def signature(self, args, kwargs, params=None):
@@ -396,9 +396,15 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             return self.module(*args, **kwargs)
         pd, bd = self._tensors()
         sig, leaves = self.signature(args, kwargs, pd)
-        pl = self.plans.get(sig)
+        pl = self.plans.pop(sig, None)
         if pl is None:
-            pl = self.plans[sig] = self._plan(args, kwargs, sig)
+            pl = self._plan(args, kwargs, sig)
+            # The least recently used go first: a model whose state changes
+            # on every call (an attribute counting calls) plans every call,
+            # and must not hold every plan it made.
+            while len(self.plans) >= MAX_PLANS:
+                del self.plans[next(iter(self.plans))]
+        self.plans[sig] = pl
         if not pl.layout.diff:
             return self.module(*args, **kwargs)
         self._last_plan = pl
@@ -480,6 +486,44 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             write_text(json.dumps(entry), os.path.join(self.cache_dir, key + ".json"))
         except OSError:
             pass    # a cache that cannot be written is no cache
+
+
+_MODULE_KEYS = []
+
+
+def _module_keys():
+    """The attributes every nn.Module has (its tables of parameters,
+    buffers, submodules and hooks): not part of the state."""
+    if not _MODULE_KEYS:
+        _MODULE_KEYS.append(frozenset(torch.nn.Module().__dict__))
+    return _MODULE_KEYS[0]
+
+
+def _frozen(v, registered, depth=0):
+    """A module attribute as a hashable value that changes when the
+    attribute does: numbers and strings (subclasses too: numpy scalars,
+    enums) by value, tuples, lists, dicts and sets by their items (to 4
+    levels and 256 items, then by identity and length), tensors that are
+    not parameters or buffers by identity and version, anything else (a
+    function, a config object) by identity."""
+    if isinstance(v, (bool, int, float, complex, str, bytes)) or v is None:
+        return (type(v).__name__, v)
+    if isinstance(v, torch.Tensor):
+        return ("p", id(v)) if id(v) in registered else ("t", id(v), v._version)
+    if isinstance(v, (tuple, list, set, frozenset, dict)):
+        if depth >= 4 or len(v) > 256:
+            return ("big", id(v), len(v))
+        if isinstance(v, dict):
+            return ("d",) + tuple((_frozen(k, registered, depth + 1),
+                                   _frozen(x, registered, depth + 1)) for k, x in v.items())
+        if isinstance(v, (set, frozenset)):
+            return ("s", frozenset(_frozen(x, registered, depth + 1) for x in v))
+        return (type(v).__name__,) + tuple(_frozen(x, registered, depth + 1) for x in v)
+    if isinstance(v, torch.nn.Module):
+        return ("m", id(v))
+    if isinstance(v, (torch.dtype, torch.device)):
+        return ("v", str(v))
+    return ("id", id(v))
 
 
 def _storage_ptr(x):

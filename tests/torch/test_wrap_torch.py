@@ -696,6 +696,58 @@ def check_module_state():
     step("a forward hook that doubles the output")
     if len(w.plans) != 7:
         fails.append("%d plans for 7 module states" % len(w.plans))
+    # Attributes that are not plain numbers (a second review): a tuple, a
+    # dict and a list changed in place, a numpy scalar, a function.
+    import numpy as np
+
+    class CfgNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+            self.scale, self.cfg, self.shift = (1.0,), {"mul": 1.0}, [0.0]
+            self.npf, self.act = np.float32(1.0), torch.relu
+
+        def forward(self, x):
+            h = self.act(self.fc(x)) * self.scale[0] * self.cfg["mul"] + self.shift[0]
+            return h * float(self.npf)
+    torch.manual_seed(23)
+    mg = CfgNet()
+    eg = copy.deepcopy(mg)
+    wg = wrap(mg)
+    changes = [("a tuple replaced", lambda mod: setattr(mod, "scale", (2.0,))),
+               ("a dict changed in place", lambda mod: mod.cfg.__setitem__("mul", 3.0)),
+               ("a list changed in place", lambda mod: mod.shift.__setitem__(0, 0.5)),
+               ("a numpy scalar replaced", lambda mod: setattr(mod, "npf", np.float32(2.0))),
+               ("a function replaced", lambda mod: setattr(mod, "act", torch.tanh))]
+    for tag, change in [("CfgNet first call", None)] + changes:
+        if change:
+            change(mg)
+            change(eg)
+        mg.zero_grad(set_to_none=True)
+        eg.zero_grad(set_to_none=True)
+        o1, o2 = wg(x), eg(x)
+        same("%s: output" % tag, o1, o2, fails)
+        o1.square().sum().backward()
+        o2.square().sum().backward()
+        same_grads(mg, eg, fails, tag)
+    if len(wg.plans) != 6:
+        fails.append("CfgNet: %d plans for 6 states" % len(wg.plans))
+    # A state that changes on every call plans every call, and keeps only
+    # the plans used last (MAX_PLANS of them; 3 here).
+    import remat_torch.wrapped as W
+    keep, W.MAX_PLANS = W.MAX_PLANS, 3
+    try:
+        for k in range(5):
+            eg.npf = mg.npf = np.float32(k)
+            mg.zero_grad(set_to_none=True)
+            eg.zero_grad(set_to_none=True)
+            wg(x).sum().backward()
+            eg(x).sum().backward()
+            same_grads(mg, eg, fails, "a state new on every call, call %d" % k)
+    finally:
+        W.MAX_PLANS = keep
+    if len(wg.plans) != 3:
+        fails.append("%d plans kept, want the 3 used last" % len(wg.plans))
     # spectral_norm: its buffer update (the power iteration's new u) reads a
     # value of the forward that the schedule used to free first (an
     # internal error on the first call).
