@@ -78,6 +78,7 @@ How the joint graph is made
    node costs its elements), or with --measure the median time in
    microseconds of each node run alone (CPU, or CUDA synchronized).
 """
+import dataclasses
 import functools
 import json
 import math
@@ -756,6 +757,7 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
         return _run_on(J, dev), layout
     say = progress or (lambda msg: None)
     leaves, spec = tree_flatten((tuple(args), kwargs))
+    refuse_hidden_tensors(leaves, "an argument of the model")
     pos = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
     xs = [leaves[i] for i in pos]
     in_grad = [bool(x.requires_grad) for x in xs]
@@ -796,6 +798,47 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
     return J, layout
 
 
+def _hidden_tensor(v, depth=0):
+    """Where a tensor sits inside v that tree_flatten does not see into (a
+    dataclass's field, an object's attribute, an item of a dict subclass):
+    a path such as ".scores", or None."""
+    if isinstance(v, torch.Tensor):
+        return ""
+    if depth > 3 or isinstance(v, (str, bytes, int, float, complex, bool, type, torch.nn.Module,
+                                   torch.dtype, torch.device)) or v is None or callable(v):
+        return None
+    if dataclasses.is_dataclass(v):
+        items = [("." + f.name, getattr(v, f.name, None)) for f in dataclasses.fields(v)]
+    elif isinstance(v, dict):
+        items = [("[%r]" % (k,), x) for k, x in list(v.items())[:256]]
+    elif isinstance(v, (list, tuple, set, frozenset)):
+        items = [("[%d]" % i, x) for i, x in enumerate(list(v)[:256])]
+    elif hasattr(v, "__dict__"):
+        items = [("." + k, x) for k, x in list(vars(v).items())[:256]]
+    else:
+        return None
+    for name, x in items:
+        p = _hidden_tensor(x, depth + 1)
+        if p is not None:
+            return name + p
+    return None
+
+
+def refuse_hidden_tensors(leaves, what):
+    """A tensor inside an object tree_flatten keeps whole would be fixed
+    into the trace as a constant (the first call's values, every call):
+    refused, named."""
+    for x in leaves:
+        if isinstance(x, torch.Tensor):
+            continue
+        p = _hidden_tensor(x)
+        if p is not None:
+            raise JointError("%s: an object of type %s holds a tensor (%s%s) that remat "
+                             "cannot see into; use tuples, lists, dicts or namedtuples of tensors "
+                             "(a dict subclass: a plain dict; a dataclass: its fields as a "
+                             "tuple or dict)" % (what, type(x).__name__, type(x).__name__, p))
+
+
 class OutputLayout:
     """What a model returns, for wrap(): the pytree spec, the non-tensor
     leaves, which leaves are tensors, which of those are differentiable
@@ -804,6 +847,7 @@ class OutputLayout:
 
     def __init__(self, out):
         leaves, self.spec = tree_flatten(out)
+        refuse_hidden_tensors(leaves, "the model's output")
         self.leaves = [None if isinstance(x, torch.Tensor) else x for x in leaves]
         self.tensor_at = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
         self.n_tensors = len(self.tensor_at)

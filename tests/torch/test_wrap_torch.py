@@ -566,6 +566,41 @@ def check_as_eager_would():
     eh(xe)[0].sum().backward()
     same_grads(mh, eh, fails, "the head the loss does not read")
     same("x.grad through two heads", xh.grad, xe.grad, fails)
+    # Tensors inside objects tree_flatten keeps whole (a dataclass output,
+    # a dict subclass, a batch object): refused, naming the field; they
+    # were fixed into the trace as constants (the first call's values).
+    import collections
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Aux:
+        scores: torch.Tensor
+
+    class Odict(collections.OrderedDict):
+        pass
+
+    class Batch:
+        def __init__(self, x):
+            self.x = x
+
+    class Heads(nn.Module):
+        def __init__(self, make):
+            super().__init__()
+            self.fc, self.make = nn.Linear(8, 3), make
+
+        def forward(self, x):
+            x = x.x if isinstance(x, Batch) else x
+            return self.make(self.fc(x))
+    for tag, make, arg, field in (
+            ("a dataclass output", lambda y: (y, Aux(y * 2)), x1, "Aux.scores"),
+            ("a dict subclass output", lambda y: Odict(logits=y), x1, "Odict['logits']"),
+            ("a batch object", lambda y: y, Batch(x1), "Batch.x")):
+        try:
+            wrap(Heads(make))(arg)
+            fails.append("%s holding a tensor was accepted" % tag)
+        except Exception as err:
+            if field not in str(err):
+                fails.append("%s: %s" % (tag, err))
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
