@@ -328,6 +328,34 @@ def _stand_in(op):
     return _STAND_INS[op]
 
 
+# Operators whose output's shape depends on the values of their input.
+_DATA_SHAPED = frozenset(("nonzero", "nonzero_numpy", "argwhere", "masked_select", "unique",
+                          "_unique", "_unique2", "unique_dim", "unique_consecutive",
+                          "repeat_interleave", "_local_scalar_dense"))
+
+
+def _data_shaped(n):
+    """What the FX node computes, when the shape of its output depends on
+    tensor values (nonzero, masked_select, indexing with a boolean mask);
+    else None."""
+    if n.op != "call_function":
+        return None
+    name = str(getattr(n.target, "__name__", n.target))
+    base = name.split(".")[0]
+    if base in _DATA_SHAPED:
+        if base == "repeat_interleave" and not any(
+                isinstance(a, torch.fx.Node) for a in n.args[1:2]):
+            return None                 # a number of repeats: fixed shape
+        return "aten.%s" % base
+    if base == "index" and len(n.args) > 1:
+        for ix in n.args[1] or ():
+            v = ix.meta.get("val", ix.meta.get("tensor_meta")) if isinstance(ix, torch.fx.Node) \
+                else None
+            if getattr(v, "dtype", None) in (torch.bool, torch.uint8):
+                return "an index with a boolean mask (x[mask])"
+    return None
+
+
 class _NoSavedTensorHooks:
     """While the user's step is traced, saved-tensor hooks are not installed:
     torch.utils.checkpoint(use_reentrant=False) and autograd.graph.save_on_cpu
@@ -481,6 +509,14 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
                              "one trace cannot stand for every batch; keep that part outside "
                              "what is planned") from None
     nodes1 = list(gm1.graph.nodes)
+    for n in nodes1:
+        why = _data_shaped(n)
+        if why:
+            raise JointError("the model computes %s, whose shape depends on the values of a "
+                             "tensor, so one trace cannot stand for every batch (a later batch "
+                             "would get the first one's shapes); keep that part outside what is "
+                             "planned, or use a fixed-shape form (torch.where, masked_fill, a "
+                             "weighted mean)" % why)
     first_bw = nodes1[mark["n"]].name if mark.get("n") is not None and mark["n"] < len(nodes1) \
         else None
     mark2 = {}

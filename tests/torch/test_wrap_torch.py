@@ -601,6 +601,34 @@ def check_as_eager_would():
         except Exception as err:
             if field not in str(err):
                 fails.append("%s: %s" % (tag, err))
+    # Shapes that depend on tensor values (a count from nonzero, a boolean
+    # mask's rows): refused; the first batch's shapes were fixed into the
+    # trace (wrong values, or a crash on a batch of another count).
+    class Count(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            h = self.fc(x)
+            return h / (h > 0).nonzero().shape[0]
+
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 1)
+
+        def forward(self, x, valid):
+            return self.fc(x).squeeze(-1)[valid].square().mean()
+    for tag, mod, args, want in (("nonzero", Count(), (x1,), "aten.nonzero"),
+                                 ("x[mask]", Masked(), (x1, torch.rand(16) < 0.5),
+                                  "boolean mask")):
+        try:
+            wrap(mod)(*args)
+            fails.append("%s in the forward was accepted" % tag)
+        except Exception as err:
+            if want not in str(err) or "one trace cannot stand for every batch" not in str(err):
+                fails.append("%s: %s" % (tag, err))
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
