@@ -931,6 +931,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     ext = {}            # storage ptr -> parameter/buffer name
     owner = {}          # storage ptr -> node id
     mutated = []
+    wrote = set()       # parameters and buffers written so far, in the model's order
     phase_bw = False
     k = 0
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -1079,6 +1080,21 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
 
             writes = [(i, nm) for i, nm in written_args(op)
                       if (fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)) is not None]
+            if wrote:
+                # Readers of a written buffer see the value it had when the
+                # step began (Runner): a read after the write in the model's
+                # own order would see the old value.
+                skip = {i for i, _ in writes} | set(_unread({"op": name, "args": eargs}))
+                late = _names_read([a for i, a in enumerate(eargs) if i not in skip] +
+                                   [a for kk, a in ekwargs.items()
+                                    if kk not in {nm for _, nm in writes}], wrote)
+                if late:
+                    raise JointError("%s reads %s after the model updated it in place in the "
+                                     "same call (a batch norm's running statistics read after "
+                                     "it in training); remat "
+                                     "cannot replay reads after the update: read it before, "
+                                     "or keep that part outside what is planned"
+                                     % (where, sorted(late)[0]))
             if writes:
                 targets_w = [fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)
                              for i, nm in writes]
@@ -1087,6 +1103,10 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                          if r is not None and ("param" in r or "buffer" in r)]
                 if len(ext_w) == len(writes):
                     mutated.extend(ext_w)
+                    # (batch norm in eval mode writes nothing)
+                    if not (short == "native_batch_norm" and len(fx.args) > 5 and
+                            fx.args[5] is False):
+                        wrote.update(ext_w)
                     if not new:
                         # Only updates parameters/buffers (copy_ into a buffer).
                         k += 1
@@ -1444,10 +1464,17 @@ def _finish(J, model, inputs, targets, measure, say):
     epi = closure(epi_roots) - needed
     J.epilogue = [n for n in J.nodes if n.id in epi]
     # What the epilogue reads of the graph (spectral_norm's new u and v,
-    # computed in the forward) stays to its end: the schedule must not
-    # free it before the epilogue runs.
-    epi_reads = [i for n in J.epilogue for i in n.inputs if i in needed]
-    J.outputs = list(dict.fromkeys(J.outputs + epi_reads))
+    # a step counter's new value, computed in the forward) must be resident
+    # when the epilogue runs: at the end of the step (an output), or, in a
+    # vjp graph, where the forward ends (an input of every output gradient:
+    # the first one computed is where the backward begins).
+    epi_reads = list(dict.fromkeys(i for n in J.epilogue for i in n.inputs if i in needed))
+    if J.gouts:
+        for g in J.gouts:
+            gn = J.byid[g]
+            gn.inputs = gn.inputs + [x for x in epi_reads if x not in gn.inputs]
+    else:
+        J.outputs = list(dict.fromkeys(J.outputs + epi_reads))
     J.nodes = [n for n in J.nodes if n.id in needed or n.kind == "input"]
     J.reindex()
     used = {}   # outputs of multi-output nodes still read by someone
@@ -1653,18 +1680,15 @@ def _unread(call):
     return u[1] if len(args) > u[0] and args[u[0]] is True else ()
 
 
-def read_mutated(J, op_of):
-    """The parameters and buffers the step writes that some operator also
-    reads without writing them (cached on J)."""
-    cached = getattr(J, "_read_mutated", None)
-    if cached is not None and cached[0] is J.mutated:
-        return cached[1]
-    mutated, out = set(J.mutated), set()
+def _names_read(refs, names):
+    """The parameters and buffers among names that the references read
+    (directly or through views)."""
+    out = set()
 
     def scan(r):
         if isinstance(r, dict):
             nm = r.get("param") or r.get("buffer")
-            if nm in mutated:
+            if nm in names:
                 out.add(nm)
             elif "view" in r:
                 scan(r["args"])
@@ -1672,20 +1696,26 @@ def read_mutated(J, op_of):
         elif isinstance(r, list):
             for a in r:
                 scan(a)
+    scan(list(refs))
+    return out
+
+
+def read_mutated(J, op_of):
+    """The parameters and buffers the step writes that some operator also
+    reads without writing them (cached on J)."""
+    cached = getattr(J, "_read_mutated", None)
+    if cached is not None and cached[0] is J.mutated:
+        return cached[1]
+    mutated, out = set(J.mutated), set()
     if mutated:
         for n in J.nodes + J.epilogue:
             for c in n.calls:
                 w = written_args(op_of(c["op"], n.id))
                 wi, wn = {i for i, _ in w}, {nm for _, nm in w}
                 wi.update(_unread(c))
-                for i, a in enumerate(c["args"]):
-                    if i not in wi:
-                        scan(a)
-                for k, a in c["kwargs"].items():
-                    if k not in wn:
-                        scan(a)
-        for r in J.result_refs():
-            scan(r)
+                out |= _names_read([a for i, a in enumerate(c["args"]) if i not in wi] +
+                                   [a for k, a in c["kwargs"].items() if k not in wn], mutated)
+        out |= _names_read(J.result_refs(), mutated)
     J._read_mutated = (J.mutated, out)
     return out
 
