@@ -1078,6 +1078,12 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
             short = name.split(".")[1]
             kind = "backward" if phase_bw else "forward"
 
+            if short == "rrelu_with_noise" and (fx.args[4] if len(fx.args) > 4 else
+                                                fx.kwargs.get("training", False)):
+                raise JointError("%s: nn.RReLU in training mode writes its random slopes "
+                                 "into a tensor its backward reads, which remat cannot "
+                                 "replay under rematerialization; use LeakyReLU or PReLU, "
+                                 "or keep it outside what is planned" % where)
             writes = [(i, nm) for i, nm in written_args(op)
                       if (fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)) is not None]
             if wrote:
@@ -1418,6 +1424,18 @@ def _finish(J, model, inputs, targets, measure, say):
     J.grads = [_map_refs(g, redirect) if g is not None else None for g in J.grads]
     J.input_grads = [_map_refs(g, redirect) if g is not None else None for g in J.input_grads]
 
+    # Random nodes draw from the global generator on their first
+    # computation, so they must run first in the model's order.  One
+    # without a tensor input (torch.rand(shape)) could be scheduled
+    # anywhere: it comes after the random node before it, and the next
+    # one after it.
+    prev = None
+    for n in J.nodes:
+        if not n.random:
+            continue
+        if prev is not None and not (_reads_nodes(n) and _reads_nodes(prev)):
+            n.after = tuple(n.after) + (prev.id,)
+        prev = n
     # Inputs of each node, the outputs, dead nodes.
     for n in J.nodes:
         deps = []
@@ -1678,6 +1696,15 @@ def _unread(call):
         return ()
     args = call["args"]
     return u[1] if len(args) > u[0] and args[u[0]] is True else ()
+
+
+def _reads_nodes(n):
+    """Whether a node's calls read another node's value."""
+    deps = []
+    for c in n.calls:
+        ref_nodes(c["args"], deps)
+        ref_nodes(list(c["kwargs"].values()), deps)
+    return any(d != n.id for d in deps)
 
 
 def _names_read(refs, names):
