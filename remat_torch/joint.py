@@ -356,6 +356,28 @@ def _data_shaped(n):
     return None
 
 
+def functional_call(model, state, args, kwargs=None):
+    """torch.nn.utils.stateless.functional_call, and recurrent layers
+    (nn.LSTM, nn.GRU, nn.RNN) read the tensors given: their forward reads
+    the list _flat_weights, which holds the module's own parameters, not
+    the ones functional_call swaps in."""
+    from torch.nn.utils.stateless import functional_call as call
+    swapped = []
+    try:
+        for prefix, m in model.named_modules():
+            names = getattr(m, "_flat_weights_names", None)
+            if isinstance(m, torch.nn.RNNBase) and names is not None:
+                key = (prefix + ".") if prefix else ""
+                flat = m.__dict__.get("_flat_weights")
+                swapped.append((m, flat))
+                m.__dict__["_flat_weights"] = [state.get(key + n, w) for n, w in
+                                               zip(names, flat or [None] * len(names))]
+        return call(model, state, args, kwargs)
+    finally:
+        for m, flat in swapped:
+            m.__dict__["_flat_weights"] = flat
+
+
 class _NoSavedTensorHooks:
     """While the user's step is traced, saved-tensor hooks are not installed:
     torch.utils.checkpoint(use_reentrant=False) and autograd.graph.save_on_cpu
@@ -442,7 +464,6 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     """
     from functorch import make_fx
     from functorch.experimental import functionalize
-    from torch.nn.utils.stateless import functional_call
 
     pdict, bdict = model_tensors(model)
     pnames = list(pdict)
@@ -778,7 +799,6 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
     require grad as outputs.  Returns (J, layout): layout describes the
     outputs (see OutputLayout).  The model's parameters, buffers and the
     global random state are not changed."""
-    from torch.nn.utils.stateless import functional_call
     from torch.utils._pytree import tree_unflatten
     kwargs = dict(kwargs or {})
     if fake:

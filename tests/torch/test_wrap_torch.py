@@ -715,6 +715,36 @@ def check_as_eager_would():
     except Exception as err:
         if "RReLU" not in str(err):
             fails.append("RReLU: %s" % err)
+    # Recurrent layers (refused before, with a message about unregistered
+    # parameters: their forward reads the list _flat_weights): two layers,
+    # bidirectional, dropout between them, recomputing at 70%.
+    for kind in ("LSTM", "GRU"):
+        torch.manual_seed(18)
+
+        class Rec(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = getattr(nn, kind)(8, 16, num_layers=2, batch_first=True,
+                                             dropout=0.3, bidirectional=True)
+                self.fc = nn.Linear(32, 3)
+
+            def forward(self, x):
+                return self.fc(self.rnn(x)[0])
+        mr = Rec()
+        er = copy.deepcopy(mr)
+        wr = wrap(mr, budget="70%")
+        xr = torch.randn(4, 12, 8)
+        for k in range(2):
+            torch.manual_seed(30 + k)
+            o1 = wr(xr)
+            torch.manual_seed(30 + k)
+            o2 = er(xr)
+            o1.square().sum().backward()
+            o2.square().sum().backward()
+            same("%s step %d: output" % (kind, k), o1, o2, fails)
+        same_grads(mr, er, fails, kind)
+        if not recomputes(wr):
+            fails.append("%s at 70%%: nothing recomputed" % kind)
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
