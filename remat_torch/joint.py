@@ -356,6 +356,16 @@ def _data_shaped(n):
     return None
 
 
+def _refuse_param_write(e):
+    """A parameter written in place while the model runs (autograd refuses
+    it on the leaves a trace passes): refused, said in the user's terms."""
+    if "leaf Variable that requires grad is being used in an in-place" in str(e):
+        raise JointError("the model writes into one of its parameters in place while it runs "
+                         "(nn.Embedding(max_norm=...), weight.data.clamp_()); a plan cannot "
+                         "replay that: change the parameters outside the forward (under "
+                         "torch.no_grad(), before the call)") from None
+
+
 def functional_call(model, state, args, kwargs=None):
     """torch.nn.utils.stateless.functional_call, and recurrent layers
     (nn.LSTM, nn.GRU, nn.RNN) read the tensors given: their forward reads
@@ -517,15 +527,21 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
         return ([pdict[n].detach().clone().requires_grad_(t) for n, t in zip(pnames, trained)],
                 [bdict[n].detach().clone() for n in bnames])
 
+    for nm, mod in model.named_modules():
+        if isinstance(mod, (torch.nn.Embedding, torch.nn.EmbeddingBag)) and mod.sparse:
+            raise JointError("%s: an embedding with sparse=True makes a sparse gradient, "
+                             "which remat cannot plan; use sparse=False" % (nm or "the model"))
     P, B = fresh()
     with torch.random.fork_rng(devices=_devices_of(P + X)), _KeepWhole(), \
             _NoSavedTensorHooks():
         try:
             gm1 = make_fx(step)(P, B, X, T)
         except RuntimeError as e:
+            _refuse_param_write(e)
             if "tracing tensor" not in str(e):
                 raise
-            raise JointError("the model reads a tensor's value while it runs (.item(), "
+            raise JointError("the model (or a module in it: F.one_hot, a batch norm with "
+                             "momentum=None) reads a tensor's value while it runs (.item(), "
                              "bool(), an if on a tensor: data-dependent control flow), so "
                              "one trace cannot stand for every batch; keep that part outside "
                              "what is planned") from None
@@ -559,7 +575,11 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     P, B = fresh()
     X = [x.detach().requires_grad_(g) for x, g in zip(inputs, in_grad)]
     with torch.random.fork_rng(devices=_devices_of(P + X)), no_autocast():
-        gm = make_fx(functionalize(replay))(P, B, X, T)
+        try:
+            gm = make_fx(functionalize(replay))(P, B, X, T)
+        except RuntimeError as e:
+            _refuse_param_write(e)
+            raise
     original = {v: k for k, v in _STAND_INS.items()}
     if any(n.target in original for n in gm.graph.nodes if n.op == "call_function"):
         for n in gm.graph.nodes:
@@ -839,7 +859,11 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
         a0, k0 = call([x.detach().requires_grad_(g) for x, g in zip(xs, in_grad)])
         with torch.random.fork_rng(devices=_devices_of(xs + list(pd.values()))), \
                 torch.enable_grad():
-            out = functional_call(model, state, tuple(a0), k0)
+            try:
+                out = functional_call(model, state, tuple(a0), k0)
+            except RuntimeError as e:
+                _refuse_param_write(e)
+                raise
         layout = OutputLayout(out)
         del state, out
         gouts = [torch.empty_strided(sh, st, dtype=dt, device=dv).fill_(1)

@@ -745,6 +745,20 @@ def check_as_eager_would():
         same_grads(mr, er, fails, kind)
         if not recomputes(wr):
             fails.append("%s at 70%%: nothing recomputed" % kind)
+    # Refused in the user's terms (internal errors before): a parameter
+    # written in place while the model runs; a sparse embedding.
+    xi = torch.randint(0, 20, (4, 5))
+    for tag, mod, want in (
+            ("Embedding(max_norm=1)", nn.Sequential(nn.Embedding(20, 8, max_norm=1.0),
+                                                    nn.Linear(8, 3)), "parameters in place"),
+            ("Embedding(sparse=True)", nn.Sequential(nn.Embedding(20, 8, sparse=True),
+                                                     nn.Linear(8, 3)), "sparse=True")):
+        try:
+            wrap(mod)(xi)
+            fails.append("%s was accepted" % tag)
+        except Exception as err:
+            if want not in str(err):
+                fails.append("%s: %s" % (tag, err))
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
