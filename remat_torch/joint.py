@@ -356,6 +356,11 @@ def _data_shaped(n):
     return None
 
 
+# While a model is traced: a wrapped module inside it (remat_torch.wrap)
+# then runs its model directly, so that the outer plan covers it.
+TRACING = [0]
+
+
 def _refuse_param_write(e):
     """A parameter written in place while the model runs (autograd refuses
     it on the leaves a trace passes): refused, said in the user's terms."""
@@ -370,9 +375,11 @@ def functional_call(model, state, args, kwargs=None):
     """torch.nn.utils.stateless.functional_call, and recurrent layers
     (nn.LSTM, nn.GRU, nn.RNN) read the tensors given: their forward reads
     the list _flat_weights, which holds the module's own parameters, not
-    the ones functional_call swaps in."""
+    the ones functional_call swaps in.  A wrapped module inside runs its
+    model directly (TRACING)."""
     from torch.nn.utils.stateless import functional_call as call
     swapped = []
+    TRACING[0] += 1
     try:
         for prefix, m in model.named_modules():
             names = getattr(m, "_flat_weights_names", None)
@@ -384,6 +391,7 @@ def functional_call(model, state, args, kwargs=None):
                                                zip(names, flat or [None] * len(names))]
         return call(model, state, args, kwargs)
     finally:
+        TRACING[0] -= 1
         for m, flat in swapped:
             m.__dict__["_flat_weights"] = flat
 

@@ -392,7 +392,9 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         return tuple(sig), leaves
 
     def forward(self, *args, **kwargs):
-        if not self.training or not torch.is_grad_enabled() or _inference_mode():
+        if not self.training or not torch.is_grad_enabled() or _inference_mode() or \
+                JT.TRACING[0]:
+            # (traced inside another wrapped model: that one's plan covers it)
             return self.module(*args, **kwargs)
         pd, bd = self._tensors()
         sig, leaves = self.signature(args, kwargs, pd)

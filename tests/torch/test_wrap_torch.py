@@ -759,6 +759,20 @@ def check_as_eager_would():
         except Exception as err:
             if want not in str(err):
                 fails.append("%s: %s" % (tag, err))
+    # A wrapped block inside a wrapped model (a KeyError before): the outer
+    # plan covers it, eager's gradients.
+    torch.manual_seed(19)
+    inner = nn.Sequential(nn.Linear(8, 8), nn.Tanh())
+    head = nn.Linear(8, 2)
+    plain = nn.Sequential(copy.deepcopy(inner), copy.deepcopy(head))
+    nested = nn.Sequential(wrap(inner), head)
+    wo = wrap(nested)
+    o1, o2 = wo(x1), plain(x1)
+    o1.square().sum().backward()
+    o2.square().sum().backward()
+    same("a wrapped block inside a wrapped model: output", o1, o2, fails)
+    for (n, p), q in zip(nested.named_parameters(), plain.parameters()):
+        same("nested wrap: grad of %s" % n, p.grad, q.grad, fails)
     # A forward that writes into the caller's tensor: refused, naming it.
     class IntoInput(nn.Module):
         def __init__(self):
