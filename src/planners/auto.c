@@ -381,60 +381,39 @@ static enum remat_bound_status cut_bound(const struct remat_plan_request *req, d
 }
 
 /*
- * The window bound (remat/bound.h: the cut at several moments) for share
- * seconds, raising k's floor and target.  Only on graphs small enough for
- * the whole MILP: there it proves what one cut cannot (a training chain
- * whose early activations must come back twice), and its own MILP is
- * small.
+ * A bound beside the cut for share seconds, raising k's floor and target
+ * (*lb_out: the bound when above the floor).  The window bound
+ * (remat/bound.h: the cut at several moments), only on graphs small
+ * enough for the whole MILP: there it proves what one cut cannot (a
+ * training chain whose early activations must come back twice), and its
+ * own MILP is small.  The down-set bound (the cut when the last node of
+ * a down-set first runs), only where the cut bound proved nothing above
+ * the least cost: on a forward DAG a schedule may run in any order, and
+ * there a down-set may still prove something; on training graphs the
+ * loss is a waist the cut already sees.
  */
-static void window_bound(const struct remat_plan_request *req, double share,
-			 struct auto_keep *k, double *win_lb)
+static void extra_bound(const struct remat_plan_request *req, double share,
+			struct auto_keep *k, int downset, double *lb_out)
 {
-	struct remat_progress pr = { "auto", "proving: the window bound", -1, NAN, NAN, 0 };
+	struct remat_progress pr = { "auto", downset ? "proving: the down-set bound" :
+				     "proving: the window bound", -1, NAN, NAN, 0 };
 	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
 	struct remat_error e;
 	double lb = NAN;
 	int32_t nmo = 0;
+	int rc;
 
 	if (share <= 0)
 		return;
 	pr.incumbent = k->best.have ? k->best.res.cost : NAN;
 	pr.elapsed = remat_now() - k->t0;
 	remat_plan_progress(req, &pr);
-	if (remat_bound_window(req->graph, req->budget, share, &lb, &st, NULL, 0, &nmo, &e) !=
-	    REMAT_OK || st != REMAT_BOUND_OK)
+	rc = downset ? remat_bound_downset(req->graph, req->budget, share, &lb, &st, NULL, &e) :
+		remat_bound_window(req->graph, req->budget, share, &lb, &st, NULL, 0, &nmo, &e);
+	if (rc != REMAT_OK || st != REMAT_BOUND_OK)
 		return;
 	if (lb > k->floor_cost)
-		*win_lb = lb;
-	raise_floor(k, lb);
-}
-
-/*
- * The down-set bound (remat/bound.h: the cut when the last node of a
- * down-set first runs) for share seconds, raising k's floor and target.
- * Only where the cut bound proved nothing above the least cost: on a
- * forward DAG a schedule may run in any order, and there a down-set may
- * still prove something; on training graphs the loss is a waist the
- * cut already sees.
- */
-static void downset_bound(const struct remat_plan_request *req, double share,
-			  struct auto_keep *k, double *ds_lb)
-{
-	struct remat_progress pr = { "auto", "proving: the down-set bound", -1, NAN, NAN, 0 };
-	enum remat_bound_status st = REMAT_BOUND_NOT_TRIED;
-	struct remat_error e;
-	double lb = NAN;
-
-	if (share <= 0)
-		return;
-	pr.incumbent = k->best.have ? k->best.res.cost : NAN;
-	pr.elapsed = remat_now() - k->t0;
-	remat_plan_progress(req, &pr);
-	if (remat_bound_downset(req->graph, req->budget, share, &lb, &st, NULL, &e) !=
-	    REMAT_OK || st != REMAT_BOUND_OK)
-		return;
-	if (lb > k->floor_cost)
-		*ds_lb = lb;
+		*lb_out = lb;
 	raise_floor(k, lb);
 }
 
@@ -542,10 +521,10 @@ static int auto_plan(const struct remat_plan_request *req,
 		cut_bound(req, 2 * cut_share, &k, &cut_lb, &cut_at);
 	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
 	    remat_i_checkmate_auto_fits(req->graph, end - remat_now()))
-		window_bound(req, fmin(cut_share, end - remat_now()), &k, &win_lb);
+		extra_bound(req, fmin(cut_share, end - remat_now()), &k, 0, &win_lb);
 	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
 	    (isnan(cut_lb) || cut_lb <= remat_i_least_cost(req->graph) * (1 + 1e-9)))
-		downset_bound(req, fmin(cut_share, end - remat_now()), &k, &ds_lb);
+		extra_bound(req, fmin(cut_share, end - remat_now()), &k, 1, &ds_lb);
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
