@@ -125,6 +125,12 @@ int remat_i_cm_init(struct remat_i_cm *cm, const struct remat_graph *g, int64_t 
 		cm->in_off[m + 1] = cm->in_off[m] + (g->in_off[v + 1] - g->in_off[v]);
 	}
 	cm->unit = unit > 0 ? unit : 1;
+	cm->cost_unit = INFINITY;
+	for (m = cm->P; m < cm->N; m++)
+		if (cm->cost[m] > 0 && cm->cost[m] < cm->cost_unit)
+			cm->cost_unit = cm->cost[m];
+	if (!isfinite(cm->cost_unit))
+		cm->cost_unit = 1;
 	for (m = 0; m < cm->N; m++) {
 		cm->mem[m] = g->mem[cm->node[m]] / cm->unit;
 		cm->ws[m] = g->workspace[cm->node[m]] / cm->unit;
@@ -402,13 +408,14 @@ int remat_i_cm_build(struct remat_i_cm *cm, struct remat_error *err)
 		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory building the Checkmate model");
 
 	/* Columns: R (with the objective), S, FREE; U with the memory rows. */
-	cm->lp.obj_const = cm->least_cost; /* the frontier computes */
+	cm->lp.obj_const = cm->least_cost / cm->cost_unit; /* the frontier computes */
 	for (t = 0; t < T; t++)
 		for (c = 0; c < T; c++) {
 			int32_t h = r_handle(cm, t, c);
 
 			if (h == 0)
-				REMAT_TRY(new_bin(cm, cm->cost[cm->P + c], &h, err));
+				REMAT_TRY(new_bin(cm, cm->cost[cm->P + c] / cm->cost_unit, &h,
+						  err));
 			cm->R[(int64_t)t * T + c] = h;
 			cm->U[(int64_t)t * T + c] = -1;
 		}

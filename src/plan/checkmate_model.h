@@ -58,6 +58,15 @@ struct remat_i_cm {
 	int max_computes;       /* 0: unlimited */
 	int hazard_rows;        /* FREE by Checkmate's two hazard-count rows */
 	double least_cost;      /* every model node once */
+	/*
+	 * The objective's unit: the least positive cost (1 when none).  The
+	 * LP and MILP minimise costs in this unit, so that a graph measured in
+	 * nanoseconds is solved as one counted in whole units (Clp's and
+	 * CBC's tolerances are absolute: costs of 1e-9 were all "zero" and an
+	 * LP stopped at a vertex far from its optimum).  Objective values the
+	 * solver returns are multiplied by it.
+	 */
+	double cost_unit;
 	const char *warm_from;  /* who made the warm start ("dtr", "LP rounding"), for notes */
 
 	/* Variable handles, filled by remat_i_cm_build. */

@@ -157,7 +157,7 @@ int remat_i_cm_lp_round(struct remat_i_cm_rounding *r, int backend, long rounds,
 		rc = solve_lp(&lpm, backend, r->deadline, r->req->stop, &lr, err);
 		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
 			if (step == 0)
-				*lb = lr.obj;
+				*lb = lr.obj * lpm.cost_unit;
 			rc = round_solution(r, &lpm, lr.x, rounds, &rng, err);
 		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
 			step = 10; /* tighter budgets are infeasible too */
@@ -221,7 +221,7 @@ int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_secon
 	    (max_seconds <= 0 || lp_seconds(nnz) <= max_seconds)) {
 		rc = solve_lp(&cm, REMAT_I_MILP_CBC, 0, NULL, &lr, err);
 		if (rc == REMAT_OK && lr.status == REMAT_I_MILP_OPTIMAL) {
-			*bound = lr.obj;
+			*bound = lr.obj * cm.cost_unit;
 			*status = REMAT_BOUND_OK;
 		} else if (rc == REMAT_OK && lr.status == REMAT_I_MILP_INFEASIBLE) {
 			*status = REMAT_BOUND_INFEASIBLE;

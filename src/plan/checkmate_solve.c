@@ -48,6 +48,7 @@ struct progress_ctx {
 	double t0;
 	double incumbent;  /* the warm start's cost, NaN when none */
 	double floor;      /* least cost: every model node once */
+	double unit;       /* the objective's unit (remat_i_cm.cost_unit) */
 };
 
 static void on_progress(void *ctx, double inc, double bound)
@@ -55,6 +56,8 @@ static void on_progress(void *ctx, double inc, double bound)
 	struct progress_ctx *pc = ctx;
 	struct remat_progress p = { "checkmate", "solve", -1, NAN, NAN, 0 };
 
+	inc *= pc->unit;
+	bound *= pc->unit;
 	p.incumbent = inc;
 	if (!isnan(pc->incumbent) && (isnan(inc) || pc->incumbent < inc))
 		p.incumbent = pc->incumbent;
@@ -172,6 +175,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 	pc.t0 = t0;
 	pc.incumbent = have_inc ? inc->cost : NAN;
 	pc.floor = cm->least_cost;
+	pc.unit = cm->cost_unit;
 	mo.progress = req->progress ? on_progress : NULL;
 	mo.progress_ctx = &pc;
 	/* CBC reports nothing while it runs (milp_cbc.c): say where we start. */
@@ -202,7 +206,7 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 	if (mr.status == REMAT_I_MILP_OPTIMAL && o->gap == 0 && have_sol)
 		lb = fmax(lb, sol.cost);
 	else if (!isnan(mr.bound))
-		lb = fmax(lb, mr.bound);
+		lb = fmax(lb, mr.bound * cm->cost_unit);
 	if (mr.status == REMAT_I_MILP_INFEASIBLE && !have_inc) {
 		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule in the model's order fits "
 				"the budget (the MILP is infeasible)");

@@ -595,7 +595,7 @@ static int win_build(struct win *W, const struct pt *p, struct remat_error *err)
 			int32_t h = wr(W, t, k);
 
 			if (h == 0)
-				REMAT_TRY(new_bin(W, cm->cost[W->K[k]], &h, err));
+				REMAT_TRY(new_bin(W, cm->cost[W->K[k]] / cm->cost_unit, &h, err));
 			WR(W, t, k) = h;
 		}
 	for (t = W->a; t <= W->b; t++)

@@ -83,7 +83,12 @@ static int checkmate_lp_solve(const struct remat_plan_request *req,
 				"budget");
 		goto done;
 	}
-	if (req->report && !isnan(lb)) {
+	/*
+	 * A bound above a schedule in the same order is the solver's
+	 * tolerance, not a proof: within 1e-7 it proves the schedule, beyond
+	 * that it proves nothing (rather than "optimal").
+	 */
+	if (req->report && !isnan(lb) && lb <= sbest.res.cost * (1 + 1e-7)) {
 		double cost = sbest.res.cost;
 
 		req->report->lower_bound = lb > cost ? cost : lb;

@@ -126,7 +126,7 @@ static void check_peak(const struct remat_graph *g, int64_t budget, double cost)
 	memset(&mo, 0, sizeof(mo));
 	assert_int_equal(remat_i_milp_solve(REMAT_I_MILP_CBC, &cm.lp, &mo, &mr, &err), REMAT_OK);
 	assert_int_equal(mr.status, REMAT_I_MILP_OPTIMAL);
-	assert_true(fabs(mr.obj - cost) < 1e-6);
+	assert_true(fabs(mr.obj * cm.cost_unit - cost) < 1e-6);
 	remat_i_cm_from_x(&cm, mr.x, &sol);
 	assert_null(remat_i_cm_complete(&cm, &sol));
 	remat_schedule_init(&s);
