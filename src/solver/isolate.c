@@ -27,6 +27,7 @@
  * thread's total, which the plan's report carries to the user.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <poll.h>
@@ -41,6 +42,19 @@
 #include "remat/planner.h"
 #include "core/proc.h"
 #include "solver/milp.h"
+
+/* In the child: stdout and stderr to /dev/null (the result goes through the pipe). */
+static void quiet_child(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	(void)dup2(fd, STDOUT_FILENO);
+	(void)dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
 
 static _Thread_local int64_t crashes;
 static _Thread_local int crash_signal;
@@ -250,6 +264,12 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 		remat_i_die_with_parent(parent);
 		/* Ctrl-C is the parent's to handle: it stops the child. */
 		signal(SIGINT, SIG_IGN);
+		/*
+		 * The solver's own prints (CBC's cut generators write to stdout on
+		 * some models: "2mir_test: why does constraint not exist ?") are
+		 * not remat's output: a --json on stdout stays one JSON object.
+		 */
+		quiet_child();
 		child(solve, m, &co, fds[1]);
 	}
 	close(fds[1]);
