@@ -63,8 +63,9 @@ int remat_liveness(const struct remat_graph *g,
 
 /*
  * Make a compute-only schedule explicit in place: the frees
- * remat_liveness() derives are added.  A schedule that already has a free
- * step, or no step, is left as it is.
+ * remat_liveness() derives are added (to an empty schedule: the frees of
+ * the inputs nothing needs).  A schedule that already has a free step is
+ * left as it is.
  */
 int remat_schedule_add_frees(const struct remat_graph *g,
 			     struct remat_schedule *s, struct remat_error *err);

@@ -343,9 +343,10 @@ int remat_plan_run(const struct remat_planner *p,
 	}
 	if (rc == REMAT_OK) {
 		/*
-		 * Frees alone (nothing to compute: every output is an input)
-		 * are never better than the empty compute-only schedule,
-		 * which drops every unused input before the first step.
+		 * Frees alone (nothing to compute: every output is an input):
+		 * the liveness pass writes the frees of every unused input
+		 * instead, so that an executor holds no more than the schedule
+		 * is scored at.
 		 */
 		if (remat_schedule_count_frees(out) == out->n)
 			remat_schedule_clear(out);

@@ -123,7 +123,8 @@ int remat_schedule_add_frees(const struct remat_graph *g,
 	struct remat_schedule tmp;
 	int rc;
 
-	if (s->n == 0 || remat_schedule_count_frees(s) > 0)
+	/* (An empty schedule too: it gets the frees of the unused inputs.) */
+	if (remat_schedule_count_frees(s) > 0)
 		return REMAT_OK;
 	remat_schedule_init(&tmp);
 	rc = remat_liveness(g, s, &tmp, err);

@@ -160,6 +160,15 @@ int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
 		}
 	}
 	r->recomputes = r->computes - distinct;
+	/*
+	 * No compute step: the memory at the end.  Memory is measured while
+	 * computes run; what is resident before the first one and freed before
+	 * it does not count (the compute-only form frees an unused input before
+	 * the first step, and "steps": [] with it written out, a free, must
+	 * score the same).
+	 */
+	if (!have_compute && r->valid)
+		r->peak_mem = cur;
 
 	if (r->valid) {
 		for (k = 0; k < g->n_outputs; k++) {

@@ -507,9 +507,11 @@ def replay(g, steps, budget=None):
         if g.kind[v] != "input" and v not in ever:
             return _step_error(r, end, g.ids[v], "end: '%s' is needed by an output but "
                                "was never computed" % g.ids[v])
-    if peak is None:             # no compute step: the memory at the start
-        peak = sum(g.mem[v] for v in range(g.n) if g.kind[v] == "input") - \
-            sum(g.mem[v] for v in before)
+    if peak is None:
+        # No compute step: the memory at the end (memory is measured while
+        # computes run; an input freed before the first step, written out or
+        # by the compute-only rule, does not count).
+        peak = held
     base = g.baseline_cost
     r.update({"peak_mem": peak, "peak_step": peak_step, "cost": cost, "computes": computes,
               "recomputes": computes - len(ever),
