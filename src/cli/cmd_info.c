@@ -333,7 +333,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			       g->no_remat_peak > 0 ? 100.0 * ((double)order_peak /
 							       (double)g->no_remat_peak - 1) : 0.0);
 		}
-		printf("lower bound    %-14s (%lld bytes; no schedule peaks lower)\n", b3,
+		printf("lower bound    %-14s (%lld bytes; no schedule computing every node peaks "
+		       "lower)\n", b3,
 		       (long long)g->min_peak_lower_bound);
 		if (cut_peak > g->min_peak_lower_bound) {
 			char b4[32];

@@ -432,7 +432,7 @@ static int derive_figures(struct remat_graph *g, struct remat_error *err)
 	/* Keep every sum of sizes the simulator can form inside int64. */
 	if (sat_add(g->total_mem, max_ws) == INT64_MAX)
 		return REMAT_FAIL(err, REMAT_EINPUT,
-				  "%s: 'mem' and 'workspace' add up to more than 2^63-1 bytes",
+				  "%s: 'mem' and 'workspace' add up to 2^63-1 bytes or more",
 				  g->source);
 	for (v = 0; v < g->n; v++) {
 		int64_t need;
