@@ -208,8 +208,10 @@ int remat_i_cm_solve(const struct remat_plan_request *req, struct remat_i_cm *cm
 	else if (!isnan(mr.bound))
 		lb = fmax(lb, mr.bound * cm->cost_unit);
 	if (mr.status == REMAT_I_MILP_INFEASIBLE && !have_inc) {
-		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule in the model's order fits "
-				"the budget (the MILP is infeasible)");
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule of Checkmate's model fits the "
+				"budget in its order (the MILP is infeasible; the model computes "
+				"within each stage in topological order, so a schedule outside it "
+				"may still fit: try auto or another --order)");
 		goto done;
 	}
 	if (have_sol && (!have_inc || remat_i_cm_sol_better(&sol, inc))) {
