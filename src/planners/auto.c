@@ -2,6 +2,9 @@
  * auto.c - the default planner: try the others, keep the cheapest, then
  * improve it with the MILP.
  *
+ * 0b. A tiny graph (at most --exhaustive-nodes state bits, default 20):
+ *    every schedule searched (plan/exact_small.h); the optimum in any
+ *    order, or the proof that none fits, ends auto there.
  * 1. Run every registered planner flagged REMAT_PLANNER_AUTO, in registry
  *    order, each through remat_plan_run() so its schedule is simulated
  *    (the portfolio, src/plan/portfolio.c), in each node order the
@@ -61,6 +64,7 @@
 #include "analysis/needed.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
+#include "plan/exact_small.h"
 #include "plan/lns.h"
 #include "plan/portfolio.h"
 #include "plan/request.h"
@@ -445,7 +449,9 @@ static int auto_plan(const struct remat_plan_request *req,
 	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, ds_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
-	int rc, stopped_at_bound = 0, cut_short, reruns = 0, in_order = 0;
+	int rc, stopped_at_bound = 0, cut_short, reruns = 0, in_order = 0, exact = 0;
+	double exact_cost = -1;
+	long exact_bits;
 	char seeds[48] = "";
 
 	memset(&k, 0, sizeof(k));
@@ -453,6 +459,8 @@ static int auto_plan(const struct remat_plan_request *req,
 	/* Its last stage's --lns-* options: read (and checked) before planning. */
 	REMAT_TRY(remat_i_lns_opts_read(req, &o, "auto", err));
 	REMAT_TRY(remat_opt_double(req, "gap", AUTO_GAP, 0, 0.999, &gap, err));
+	REMAT_TRY(remat_opt_int(req, "exhaustive-nodes", REMAT_EXACT_MAX_BITS, 0, REMAT_EXACT_MAX_BITS,
+				&exact_bits, err));
 	remat_plan_report_init(&sub_report);
 	k.req = req;
 	k.floor_cost = remat_i_least_cost(req->graph);
@@ -474,6 +482,42 @@ static int auto_plan(const struct remat_plan_request *req,
 	cut_status = cut_bound(req, cut_share, &k, &cut_lb, &cut_at);
 	/* It looked at every node it would look at when it ended early. */
 	cut_short = remat_now() - cut_t >= 0.9 * cut_share;
+	first_failure = REMAT_OK;
+	remat_error_clear(&failure);
+	/*
+	 * Step 0b: a tiny graph, every schedule searched (exact_small.h): the
+	 * cheapest in any order, or the proof that none fits.  Near the least
+	 * peak every fast planner may miss a schedule that exists, and
+	 * Checkmate's model may not hold it (an 8-node graph at 12 B: only a
+	 * schedule that computes a node before one earlier in every
+	 * topological order fits).
+	 */
+	if (cut_status != REMAT_BOUND_INFEASIBLE && remat_i_exact_fits(req->graph, (int32_t)exact_bits)) {
+		struct remat_progress pr = { "auto", "exhaustive", -1, NAN, NAN, 0 };
+		struct remat_error e;
+		int kept = 0;
+
+		pr.elapsed = remat_now() - t0;
+		remat_plan_progress(req, &pr);
+		remat_error_clear(&e);
+		if (remat_i_exact_small(req->graph, req->budget, req->deadline > 0 ?
+					remat_now() + 0.5 * (req->deadline - remat_now()) : 0,
+					&cand, &exact_cost, &e) == REMAT_OK) {
+			exact = 1;
+			if (exact_cost >= 0) {
+				rc = remat_i_best_offer(&k.best, "exhaustive", req->graph,
+							req->budget, &cand, NULL, &kept, err);
+				if (rc)
+					goto done;
+				if (kept) {
+					snprintf(k.winner, sizeof(k.winner), "exhaustive");
+					kept_now(&k);
+				}
+				raise_floor(&k, exact_cost);
+			}
+			goto report;
+		}
+	}
 	portfolio_init(&pf, &k, req->deadline > 0 ?
 		       remat_now() + AUTO_PORTFOLIO_SHARE * (req->deadline - remat_now()) : 0);
 	/*
@@ -489,8 +533,10 @@ static int auto_plan(const struct remat_plan_request *req,
 			 remat_order_method_name((enum remat_order_method)req->order));
 		req->report->order_peak = pf.order_peak;
 	}
-	first_failure = pf.first_failure;
-	failure = pf.failure;
+	if (pf.first_failure != REMAT_OK) {
+		first_failure = pf.first_failure;
+		failure = pf.failure;
+	}
 	end = req->deadline > 0 ? req->deadline : remat_now() + AUTO_EXACT_SECONDS;
 	/*
 	 * Not when asked only for any schedule within the budget (--gap near
@@ -571,6 +617,7 @@ static int auto_plan(const struct remat_plan_request *req,
 		in_order = proven && k.best.have && k.best.res.cost <= sub_report.lower_bound *
 			(1 + 1e-9) + 1e-12;
 	}
+report:
 	/* The bounds every schedule obeys: the cut, the window, each needed node once. */
 	if (k.best.have) {
 		set_bound(req, k.best.res.cost, k.floor_cost);
@@ -583,7 +630,8 @@ static int auto_plan(const struct remat_plan_request *req,
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: %sstopped after %.2f s, %s of %s%s", seeds,
 			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
-			 "optimal: its cost is that" : "within the gap", bound_name(cut_lb,
+			 "optimal: its cost is that" : "within the gap", exact ?
+			 "an exhaustive search of every schedule" : bound_name(cut_lb,
 			 win_lb, ds_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
 	else if (req->report && (st.windows > 0 || st.swaps > 0 || st.replay_evals > 0)) {
 		/* Where the order search left the cost, then where the windows did. */
@@ -618,7 +666,13 @@ static int auto_plan(const struct remat_plan_request *req,
 		remat_format_bytes(req->budget, b, sizeof(b));
 		remat_format_bytes(req->graph->no_remat_peak, pk, sizeof(pk));
 		remat_format_bytes(req->graph->min_peak_lower_bound, lb, sizeof(lb));
-		if (cut_status == REMAT_BOUND_INFEASIBLE && cut_at >= 0)
+		if (exact)
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule fits the budget of %s (%lld "
+					"bytes): an exhaustive search of every schedule found none; "
+					"the no-remat peak is %s (%lld bytes)", b,
+					(long long)req->budget, pk,
+					(long long)req->graph->no_remat_peak);
+		else if (cut_status == REMAT_BOUND_INFEASIBLE && cut_at >= 0)
 			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule fits the budget of %s (%lld "
 					"bytes): when '%s' first runs, what it reads, its output and "
 					"what must stay for later (or be rebuilt from inputs that "
@@ -659,6 +713,9 @@ done:
 static const struct remat_planner_option auto_options[] = {
 	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
 		      "proven (default 0.0001; 0: only at the bound, or the time limit)" },
+	{ "exhaustive-nodes", "N", "first search every schedule (exact, any order) when the graph "
+				   "has at most N needed nodes, nodes with \"recompute\": false "
+				   "counting twice (default and most 20; 0: never)" },
 	{ NULL, NULL, NULL }
 };
 
