@@ -982,6 +982,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     val, ref = {}, {}
     ext = {}            # storage ptr -> parameter/buffer name
     owner = {}          # storage ptr -> node id
+    arg_num = {}        # input node id -> its number among model inputs or targets
     mutated = []
     wrote = set()       # parameters and buffers written so far, in the model's order
     phase_bw = False
@@ -1011,6 +1012,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
         if j < len(inputs):
             nid = "input" if len(inputs) == 1 else "input%d" % j
             label = "model input"
+            arg_num[nid] = j
         elif vjp:
             # The gradient of output j: given when the backward starts, so a
             # node after every output (not an input resident from the start).
@@ -1027,6 +1029,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
         else:
             nid = "target" if len(targets) == 1 else "target%d" % (j - len(inputs))
             label = "loss target"
+            arg_num[nid] = j - len(inputs)
         n = J.add(JNode(nid, "input", [], label))
         J.inputs.append(nid)
         val[ph], ref[ph] = t, {"node": nid}
@@ -1199,8 +1202,8 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                     into = [owner.get(kk[0]) for kk in keys if kk is not None]
                     into = [i for i in into if i in J.byid and J.byid[i].kind == "input"]
                     if into:
-                        num = into[0].lstrip("inputarge") or "0"
-                        raise JointError("%s writes in place into the %s %s (graph node %s): "
+                        num = arg_num[into[0]]
+                        raise JointError("%s writes in place into the %s %d (graph node %s): "
                                          "remat cannot replay a write into the caller's "
                                          "tensor; write into a copy in the forward (x = "
                                          "x.clone() first, or an out-of-place operator)"
@@ -1481,20 +1484,24 @@ def _finish(J, model, inputs, targets, measure, say):
     # without a tensor input (torch.rand(shape)) could be scheduled
     # anywhere: it comes after the random node before it, and the next
     # one after it.
-    prev = None
-    for n in J.nodes:
-        if not n.random:
-            continue
-        if prev is not None and not (_reads_nodes(n) and _reads_nodes(prev)):
-            n.after = tuple(n.after) + (prev.id,)
-        prev = n
-    # Inputs of each node, the outputs, dead nodes.
+    # What each node's calls read, once for both.
+    reads = {}
     for n in J.nodes:
         deps = []
         for c in n.calls:
             ref_nodes(c["args"], deps)
             ref_nodes(list(c["kwargs"].values()), deps)
-        n.inputs = [d for d in dict.fromkeys(deps + list(n.after)) if d != n.id]
+        reads[n.id] = [d for d in dict.fromkeys(deps) if d != n.id]
+    prev = None
+    for n in J.nodes:
+        if not n.random:
+            continue
+        if prev is not None and not (reads[n.id] and reads[prev.id]):
+            n.after = tuple(n.after) + (prev.id,)
+        prev = n
+    # Inputs of each node (what it reads, then what it must come after).
+    for n in J.nodes:
+        n.inputs = [d for d in dict.fromkeys(reads[n.id] + list(n.after)) if d != n.id]
     # Updates of buffers computed from parameters and buffers alone
     # (num_batches_tracked += 1) run after the schedule: the epilogue.
     ext_only = set()
@@ -1748,15 +1755,6 @@ def _unread(call):
         return ()
     args = call["args"]
     return u[1] if len(args) > u[0] and args[u[0]] is True else ()
-
-
-def _reads_nodes(n):
-    """Whether a node's calls read another node's value."""
-    deps = []
-    for c in n.calls:
-        ref_nodes(c["args"], deps)
-        ref_nodes(list(c["kwargs"].values()), deps)
-    return any(d != n.id for d in deps)
 
 
 def _names_read(refs, names):
