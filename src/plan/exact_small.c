@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "remat/planner.h"
+#include "remat/sim.h"
 #include "analysis/needed.h"
 #include "plan/exact_small.h"
 
@@ -185,6 +186,35 @@ int remat_i_exact_small(const struct remat_graph *g, int64_t budget, double dead
 		space_release(&sp);
 		return r < 0 ? REMAT_FAIL(err, REMAT_ENOMEM, "out of memory") :
 			REMAT_FAIL(err, REMAT_EUSAGE, "the graph is too large for exhaustive search");
+	}
+	/*
+	 * Two answers without a search: the needed nodes once each in
+	 * topological order (frees at last use) fit, and nothing costs less;
+	 * the outputs alone exceed the budget (they are all resident when the
+	 * last compute runs, or at the end when nothing is computed), and
+	 * nothing fits.
+	 */
+	{
+		struct remat_sim_result sr;
+		int64_t outs = 0;
+
+		for (k = 0; k < sp.m; k++)
+			if (g->is_output[sp.node[k]])
+				outs += g->mem[sp.node[k]];
+		if (outs > budget) {
+			remat_schedule_clear(out);
+			*cost = -1;
+			goto done;
+		}
+		rc = remat_i_needed_order(g, out, err);
+		if (rc == REMAT_OK)
+			rc = remat_simulate(g, out, budget, NULL, &sr, err);
+		if (rc)
+			goto done;
+		if (sr.valid && sr.feasible) {
+			*cost = sr.cost;
+			goto done;
+		}
 	}
 	nstates = 1u << (sp.m + sp.n_once);
 	dist = malloc(sizeof(double) * nstates);
