@@ -80,6 +80,9 @@ struct remat_plan_report {
 				   crashed (filled in by remat_plan_run()) */
 	int crash_signal;      /* the signal of the last one (SIGSEGV ...), 0 if none */
 	int64_t peak_bound;    /* remat_plan_lowest(): the peak lower bound, -1 if none */
+	double order_lower_bound; /* checkmate, checkmate-lp, lns: the bound proven in the
+				     order planned in (Checkmate's model), NaN if none;
+				     lower_bound holds in every order */
 };
 
 struct remat_plan_request {

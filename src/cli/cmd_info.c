@@ -383,11 +383,12 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			remat_format_bytes(budget, b1, sizeof(b1));
 			cli_format_cost(lp_bound, b2, sizeof(b2));
 			if (lp_status == 0)
-				printf("LP bound       %s %s at %s (checkmate model: no schedule in "
-				       "topological order costs less)\n", b2, g->cost_unit, b1);
+				printf("LP bound       %s %s at %s (checkmate model: no schedule "
+				       "whose first computations follow the file's order costs "
+				       "less)\n", b2, g->cost_unit, b1);
 			else if (lp_status == 1)
-				printf("LP bound       none at %s: no schedule in topological order "
-				       "fits\n", b1);
+				printf("LP bound       none at %s: no schedule whose first "
+				       "computations follow the file's order fits\n", b1);
 			else if (lp_seconds <= 0)
 				printf("LP bound       not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);

@@ -295,6 +295,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 			fprintf(sum, "  bound       %s %s   gap %.2f%%%s\n", lb, g->cost_unit,
 			       100 * report.gap, report.optimal == 1 ? " (optimal)" : "");
 		}
+		if (!isnan(report.order_lower_bound)) {
+			char lb[32];
+
+			cli_format_cost(report.order_lower_bound, lb, sizeof(lb));
+			fprintf(sum, "  in order    %s %s   (the bound of its model, in the order "
+				"planned in)\n", lb, g->cost_unit);
+		}
 		if (report.order[0] && strcmp(report.order, "file") != 0) {
 			char ob[32];
 

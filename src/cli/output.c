@@ -70,6 +70,10 @@ void cli_print_result_json(FILE *f, const struct remat_sim_result *res,
 		fputs(", \"lower_bound\": ", f);
 		remat_i_json_write_num(f, report->lower_bound);
 	}
+	if (report && !isnan(report->order_lower_bound)) {
+		fputs(", \"order_lower_bound\": ", f);
+		remat_i_json_write_num(f, report->order_lower_bound);
+	}
 	if (report && !isnan(report->gap)) {
 		fputs(", \"gap\": ", f);
 		remat_i_json_write_num(f, report->gap);

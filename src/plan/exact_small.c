@@ -92,7 +92,7 @@ int remat_i_exact_fits(const struct remat_graph *g, int32_t bits)
 	int r = space_build(g, bits, &sp);
 
 	space_release(&sp);
-	return r == 0;
+	return r == 0 ? 1 : r > 0 ? 0 : -1;
 }
 
 /*

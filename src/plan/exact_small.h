@@ -24,7 +24,10 @@
 /* The most state bits (needed nodes + nodes computed once) searched. */
 #define REMAT_EXACT_MAX_BITS 20
 
-/* Whether g is small enough: its state bits at most bits (<= REMAT_EXACT_MAX_BITS). */
+/*
+ * Whether g is small enough: its state bits at most bits (<=
+ * REMAT_EXACT_MAX_BITS): 1 yes, 0 no, -1 out of memory.
+ */
 int remat_i_exact_fits(const struct remat_graph *g, int32_t bits);
 
 /*

@@ -39,6 +39,7 @@ void remat_plan_report_init(struct remat_plan_report *r)
 	r->peak_bound = -1;
 	r->first_s = NAN;
 	r->final_s = NAN;
+	r->order_lower_bound = NAN;
 }
 
 const char *remat_opt_get(const struct remat_plan_request *req, const char *name)

@@ -287,7 +287,6 @@ static int cold_exact(const struct remat_plan_request *req, double end, struct a
 	const struct remat_planner *p = remat_planner_find("checkmate");
 	struct remat_progress pr = { "auto", "checkmate", -1, NAN, NAN, 0 };
 	struct remat_plan_request sub = *req;
-	struct remat_plan_report rep;
 	struct remat_sim_result r;
 	struct remat_error e;
 	double left = end - remat_now();
@@ -304,8 +303,7 @@ static int cold_exact(const struct remat_plan_request *req, double end, struct a
 			break;
 		sub.order = pass == 0 ? REMAT_ORDER_FILE : req->order;
 		sub.deadline = remat_now() + 0.25 * left;
-		sub.report = &rep;
-		remat_plan_report_init(&rep);
+		sub.report = NULL; /* its bound holds in one order: not auto's */
 		remat_error_clear(&e);
 		if (remat_plan_run(p, &sub, cand, &r, &e) != REMAT_OK)
 			continue;
@@ -492,7 +490,7 @@ static int auto_plan(const struct remat_plan_request *req,
 	 * schedule that computes a node before one earlier in every
 	 * topological order fits).
 	 */
-	if (cut_status != REMAT_BOUND_INFEASIBLE && remat_i_exact_fits(req->graph, (int32_t)exact_bits)) {
+	if (cut_status != REMAT_BOUND_INFEASIBLE && remat_i_exact_fits(req->graph, (int32_t)exact_bits) == 1) {
 		struct remat_progress pr = { "auto", "exhaustive", -1, NAN, NAN, 0 };
 		struct remat_error e;
 		int kept = 0;

@@ -94,6 +94,7 @@
 #include "analysis/needed.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
+#include "plan/every_order.h"
 #include "plan/portfolio.h"
 
 /* Without --time-limit, an LP rounding warm start must fit in this. */
@@ -271,10 +272,15 @@ static int checkmate_solve(const struct remat_plan_request *req,
 	return rc;
 }
 
+/* The MILP's bound holds in its order; the report's, in every order. */
 static int checkmate_plan(const struct remat_plan_request *req,
 			  struct remat_schedule *out, struct remat_error *err)
 {
-	return checkmate_solve(req, out, err);
+	int rc = checkmate_solve(req, out, err);
+
+	if (rc == REMAT_OK)
+		rc = remat_i_report_every_order(req, out, err);
+	return rc;
 }
 
 const struct remat_planner remat_i_planner_checkmate = {

@@ -34,6 +34,7 @@
 #include "remat/planner.h"
 #include "plan/best.h"
 #include "plan/checkmate_model.h"
+#include "plan/every_order.h"
 
 static const struct remat_planner_option checkmate_lp_options[] = {
 	{ "solver", "NAME", "LP solver: cbc (Clp) or glpk (default cbc)" },
@@ -105,10 +106,15 @@ done:
 	return rc;
 }
 
+/* The LP's bound holds in its order; the report's, in every order. */
 static int checkmate_lp_plan(const struct remat_plan_request *req,
 			     struct remat_schedule *out, struct remat_error *err)
 {
-	return checkmate_lp_solve(req, out, err);
+	int rc = checkmate_lp_solve(req, out, err);
+
+	if (rc == REMAT_OK)
+		rc = remat_i_report_every_order(req, out, err);
+	return rc;
 }
 
 const struct remat_planner remat_i_planner_checkmate_lp = {

@@ -155,15 +155,13 @@ static int lns_plan(const struct remat_plan_request *req, struct remat_schedule 
 			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
 			 st.start_cost > 0 ? 100 * (st.cost / st.start_cost - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
-		if (st.proven) {
-			req->report->lower_bound = st.cost;
-			req->report->gap = 0;
-			req->report->optimal = 1;
-		}
+		/* Proven in its order: the bound in every order is the floor, below. */
+		if (st.proven)
+			req->report->order_lower_bound = st.cost;
 	}
 report:
 	/* The bound in every order, and the gap to it (when nothing better). */
-	if (rc == REMAT_OK && req->report && isnan(req->report->lower_bound)) {
+	if (rc == REMAT_OK && req->report) {
 		struct remat_sim_result r;
 		struct remat_error se;
 
