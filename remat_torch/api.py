@@ -316,6 +316,7 @@ class Step:
         self.meter = meter
         self.last = None
         self._specs = None
+        self._state = _model_state(model)
 
     def _bind(self, inputs, targets):
         if isinstance(inputs, torch.Tensor):
@@ -335,6 +336,15 @@ class Step:
         """Run the schedule; returns the executor's Result (loss, grads,
         measured_peak, real_peak, ...) without touching .grad.  step.last
         gets its figures, not its tensors."""
+        now = _model_state(self.model)
+        if now != self._state:
+            what = ("a module's train/eval mode" if now[0] != self._state[0] else
+                    "which parameters require grad" if now[1] != self._state[1] else
+                    "an attribute of a module (%s)" % ", ".join(sorted({
+                        "%s.%s" % (a[0] or type(self.model).__name__, a[1])
+                        for a in set(now[2]) ^ set(self._state[2])})))
+            raise JT.JointError("the model changed since this step was planned (%s): the "
+                                "step would run the old trace; plan again" % what)
         if self.graph.random_nodes and seed is None:
             seed = int(torch.randint(0, 2 ** 62, ()).item())
         with JT.modes_kept(self.model):
@@ -372,6 +382,28 @@ class Step:
                     p.grad.add_(g)
                 del g
         return loss
+
+
+def _model_state(model):
+    """What of a model a step's trace fixed besides its tensors: the
+    train/eval flags the step runs with (all train when the model is in
+    eval mode, see joint.train_mode), which parameters require grad, and
+    each module's attributes that are not tensors or modules (Dropout.p, a
+    temperature, a swapped function), as wrap's signature freezes them.
+    An outside review found a step running its old trace after
+    requires_grad_(False), a submodule's eval() or Dropout.p changed."""
+    from remat_torch.wrapped import _MODULE_HOOKS, _frozen, _module_keys
+    reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
+    flags = tuple(m.training for m in model.modules()) if model.training else None
+    grads = tuple((n, p.requires_grad) for n, p in model.named_parameters())
+    base, attrs = _module_keys(), []
+    for name, m in model.named_modules():
+        for k, v in m.__dict__.items():
+            if k in base or k in _MODULE_HOOKS or k == "training" or \
+                    isinstance(v, (torch.Tensor, torch.nn.Module)):
+                continue
+            attrs.append((name, k, _frozen(v, reg)))
+    return flags, grads, tuple(attrs)
 
 
 def _figures(res):

@@ -98,10 +98,17 @@ JOINT_FORMAT = "remat-torch-joint"
 JOINT_VERSION = 1
 
 # Operators whose result depends on the random number generator.
+# The in-place fills trace as their functional forms (empty_like(h).uniform_()
+# as aten.uniform), so both are listed (an outside review found uniform,
+# exponential and normal_functional recomputed with fresh noise).
 RANDOM_OPS = {"bernoulli", "bernoulli_", "native_dropout", "rand", "rand_like", "randn",
               "randn_like", "randint", "randint_like", "randperm", "normal", "normal_",
-              "uniform_", "exponential_", "geometric_", "cauchy_", "log_normal_",
-              "multinomial", "random_", "rrelu_with_noise"}
+              "normal_functional", "uniform", "uniform_", "exponential", "exponential_",
+              "geometric", "geometric_", "cauchy", "cauchy_", "log_normal", "log_normal_",
+              "multinomial", "random", "random_", "rrelu_with_noise", "rrelu_with_noise_",
+              "poisson", "binomial", "_standard_gamma", "_sample_dirichlet", "_fused_dropout",
+              "native_dropout_", "dropout", "feature_dropout", "alpha_dropout",
+              "feature_alpha_dropout"}
 
 # Operators that only re-wrap their argument: under no_grad their input
 # stands for them.
@@ -389,7 +396,36 @@ def functional_call(model, state, args, kwargs=None):
                 swapped.append((m, flat))
                 m.__dict__["_flat_weights"] = [state.get(key + n, w) for n, w in
                                                zip(names, flat or [None] * len(names))]
-        return call(model, state, args, kwargs)
+        before = dict(state)
+        moved = []
+
+        def look(mod, a, out):
+            # Inside the call, what each name reads now: another tensor when
+            # the forward assigned one (self.ema = 0.9 * self.ema + ...),
+            # which the call's end would drop.
+            for key, t in before.items():
+                owner, _, leaf = key.rpartition(".")
+                try:
+                    now = getattr(model.get_submodule(owner) if owner else model, leaf)
+                except AttributeError:
+                    continue
+                if now is not t:
+                    moved.append(key)
+            return out
+        hook = model.register_forward_hook(look)
+        try:
+            out = call(model, state, args, kwargs)
+        finally:
+            hook.remove()
+        if moved:
+            raise JointError("the model's forward assigns a new tensor to its %s '%s' "
+                             "(self.%s = ...); a plan cannot carry the new value to the "
+                             "next call: update it in place (self.%s.mul_(...).add_(...), "
+                             "or self.%s.copy_(...))" % (
+                                 "buffer" if moved[0] not in dict(model.named_parameters())
+                                 else "parameter", moved[0], moved[0].rpartition(".")[2],
+                                 moved[0].rpartition(".")[2], moved[0].rpartition(".")[2]))
+        return out
     finally:
         TRACING[0] -= 1
         for m, flat in swapped:
@@ -1480,10 +1516,13 @@ def _finish(J, model, inputs, targets, measure, say):
     J.input_grads = [_map_refs(g, redirect) if g is not None else None for g in J.input_grads]
 
     # Random nodes draw from the global generator on their first
-    # computation, so they must run first in the model's order.  One
-    # without a tensor input (torch.rand(shape)) could be scheduled
-    # anywhere: it comes after the random node before it, and the next
-    # one after it.
+    # computation, so they must run first in the model's order: each comes
+    # after the random node before it, unless that one is already among
+    # its ancestors.  One without a tensor input (torch.rand(shape)), or
+    # two reading the same value (empty_like(y).uniform_() beside
+    # empty_like(y).normal_()), could otherwise be scheduled in another
+    # order and draw other numbers than eager (an outside review found the
+    # second).
     # What each node's calls read, once for both.
     reads = {}
     for n in J.nodes:
@@ -1492,13 +1531,14 @@ def _finish(J, model, inputs, targets, measure, say):
             ref_nodes(c["args"], deps)
             ref_nodes(list(c["kwargs"].values()), deps)
         reads[n.id] = [d for d in dict.fromkeys(deps) if d != n.id]
-    prev = None
+    prev, k, last = None, 0, {}     # last[v]: the latest random node among v and its ancestors
     for n in J.nodes:
-        if not n.random:
-            continue
-        if prev is not None and not (reads[n.id] and reads[prev.id]):
-            n.after = tuple(n.after) + (prev.id,)
-        prev = n
+        seen = max([last.get(d, -1) for d in reads[n.id] + list(n.after)], default=-1)
+        if n.random:
+            if prev is not None and seen < k - 1:
+                n.after = tuple(n.after) + (prev.id,)
+            prev, seen, k = n, k, k + 1
+        last[n.id] = seen
     # Inputs of each node (what it reads, then what it must come after).
     for n in J.nodes:
         n.inputs = [d for d in dict.fromkeys(reads[n.id] + list(n.after)) if d != n.id]

@@ -32,6 +32,7 @@ tensor hooks, GradScaler and optimizers work unchanged.
 - Under autocast the trace holds the casts autocast made; the schedule
   runs with autocast off (its casts are operators of the graph).
 """
+import copy
 import hashlib
 import json
 import os
@@ -238,14 +239,17 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                                                                   None, G, live, rng)
                 del live, G
                 pl.last = pl.figures
+        # A gradient that reads output gradients is None when autograd gives
+        # none of them, as eager's; one that reads none (torch.normal's
+        # zeros for its mean) is what the graph made.
         it = iter(zip(igrads, pl.igrad_gouts))
         have = {i for i, k in enumerate(pl.layout.diff) if given[k]}
-        out = [None] + [pgrads[i] if pl.grad_gouts[j] & have else None
-                        for j, i in enumerate(pl.trained_at)]
+        out = [None] + [pgrads[i] if not pl.grad_gouts[j] or pl.grad_gouts[j] & have
+                        else None for j, i in enumerate(pl.trained_at)]
         for g in ctx.in_grad:
             if g:
                 ig, reads = next(it)
-                out.append(ig if reads & have else None)
+                out.append(ig if not reads or reads & have else None)
             else:
                 out.append(None)
         return tuple(out)
@@ -368,6 +372,8 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         return tuple(st)
 
     def signature(self, args, kwargs, params=None):
+        if params is None:
+            params = self._tensors()[0]
         if not kwargs and all(type(x) is torch.Tensor or isinstance(x, torch.Tensor)
                               for x in args):
             leaves, sig = list(args), [len(args)]      # the usual call: tensors only
@@ -378,6 +384,12 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             if isinstance(x, torch.Tensor):
                 sig.append((tuple(x.shape), tuple(x.stride()), x.dtype, x.device,
                             x.requires_grad))
+            elif type(x).__eq__ is object.__eq__ and isinstance(getattr(x, "__dict__", None),
+                                                               dict):
+                # A plain object (a config): by identity and its fields, not
+                # identity alone (a field changed between calls ran the stale
+                # plan; outside review).
+                sig.append(("object", _frozen(x, self._registered)))
             else:
                 try:
                     hash(x)
@@ -385,8 +397,6 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                 except TypeError:
                     sig.append(("repr", repr(x)))
         sig.append(JT.autocast_state())
-        if params is None:
-            params = self._tensors()[0]
         sig.append(tuple([(p.requires_grad, p.dtype, p.device) for p in params.values()]))
         sig.append(self.state())
         return tuple(sig), leaves
@@ -435,9 +445,45 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             self.plans[sig] = self._plan(args, kwargs, sig)
         return self.plans[sig]
 
+    def _plain_attrs(self):
+        """Each module's attributes that are not tensors, modules or hooks,
+        frozen (_frozen), with a copy of each to put back."""
+        base, hooks, out = _module_keys(), _MODULE_HOOKS, {}
+        for m in self._mods:
+            for k, v in m.__dict__.items():
+                if k in base or k in hooks or isinstance(v, (torch.Tensor, torch.nn.Module)):
+                    continue
+                out[(id(m), k)] = (m, _frozen(v, self._registered),
+                                   copy.copy(v) if isinstance(v, (list, dict, set)) else v)
+        return out
+
     def _plan(self, args, kwargs, sig):
         t0 = time.perf_counter()
+        # A forward that changes the module's plain attributes (a call
+        # counter, a log) would change them while it is traced, not on each
+        # call, and the plan would hold the traced run's values: refused,
+        # and the attributes put back (an outside review found eager's
+        # calls=3 against 6 wrapped, outputs 1.24 apart).
+        before = self._plain_attrs()
         J, layout = JT.build_vjp(self.module, args, kwargs, fake=self.fake)
+        after = self._plain_attrs()
+        changed = [k for k in before if k not in after or after[k][1] != before[k][1]]
+        changed += [k for k in after if k not in before]
+        if changed:
+            for k in changed:
+                if k in before:
+                    m, _, v = before[k]
+                    m.__dict__[k[1]] = v
+                else:
+                    del after[k][0].__dict__[k[1]]
+            m = (before.get(changed[0]) or after[changed[0]])[0]
+            raise RuntimeError("remat_torch: the forward of %s changes its attribute '%s' "
+                               "(a counter, a list it appends to, a value it caches); a "
+                               "wrapped module replays the traced operators, not the "
+                               "Python forward, so that change would not happen on each "
+                               "call: keep such state outside the module's forward, or "
+                               "in a buffer updated in place" % (type(m).__name__,
+                                                                 changed[0][1]))
         name = type(self.module).__name__
         mem = A.Memory(J.source, self.optimizer_bytes)
         budget = A.plan_budget(mem, self.budget, self.device_bytes)
@@ -507,7 +553,8 @@ def _frozen(v, registered, depth=0):
     enums) by value, tuples, lists, dicts and sets by their items (to 4
     levels and 256 items, then by identity and length), tensors that are
     not parameters or buffers by identity and version, anything else (a
-    function, a config object) by identity."""
+    function) by identity, an object with fields (a config) by identity
+    and its fields (to the same depth)."""
     if isinstance(v, (bool, int, float, complex, str, bytes)) or v is None:
         return (type(v).__name__, v)
     if isinstance(v, torch.Tensor):
@@ -525,6 +572,10 @@ def _frozen(v, registered, depth=0):
         return ("m", id(v))
     if isinstance(v, (torch.dtype, torch.device)):
         return ("v", str(v))
+    d = getattr(v, "__dict__", None)
+    if isinstance(d, dict) and d and not callable(v) and depth < 4 and len(d) <= 256:
+        # A config object (cfg.scale = 3.0 between calls): by its fields too.
+        return ("o", id(v), _frozen(d, registered, depth + 1))
     return ("id", id(v))
 
 

@@ -275,6 +275,27 @@ def check_refused():
     except JT.JointError as e:
         if "model input 0 requires grad" not in str(e):
             fails.append("an input that requires grad: %s" % e)
+    # A step ran its old trace after the model changed: a parameter frozen
+    # still got .grad, a batch norm put in eval still used batch statistics,
+    # a Dropout.p changed was ignored (outside review).  Refused now.
+    for change, says in ((lambda m: m[0].weight.requires_grad_(False),
+                          "which parameters require grad"),
+                         (lambda m: m[1].eval(), "train/eval mode"),
+                         (lambda m: setattr(m[3], "p", 0.5), "attribute of a module (3.p)")):
+        torch.manual_seed(3)
+        model = nn.Sequential(nn.Linear(6, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Dropout(0.1),
+                              nn.Linear(6, 2))
+        xs, ys = torch.randn(8, 6), torch.randint(0, 2, (8,))
+        step = remat_torch.plan(model, xs, nn.functional.cross_entropy, example_target=ys,
+                                time_limit=1)
+        step(xs, ys)
+        change(model)
+        try:
+            step(xs, ys)
+            fails.append("a step ran after the model changed (%s)" % says)
+        except JT.JointError as e:
+            if says not in str(e) or "plan again" not in str(e):
+                fails.append("a model changed after planning: %s" % e)
     return fails
 
 
