@@ -769,6 +769,33 @@ def check_as_eager_would():
             mo.a.weight.grad is None and "None", eo.a.weight.grad is None and "None"))
     same_grads(mo, eo, fails, "torch.normal's mean")
 
+    # A config object passed as an argument counts by its fields: after
+    # cfg.scale = 3.0 the stale plan ran (outputs 1.16 apart; outside review).
+    class Cfg:
+        def __init__(self):
+            self.scale = 1.0
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.c = nn.Linear(16, 32), nn.Linear(32, 4)
+
+        def forward(self, x, cfg):
+            return self.c(torch.tanh(self.a(x)) * cfg.scale)
+    torch.manual_seed(21)
+    ms = Scaled()
+    es = copy.deepcopy(ms)
+    ws, cfg, xs = wrap(ms), Cfg(), torch.randn(8, 16)
+    ws(xs, cfg).sum().backward()
+    cfg.scale = 3.0
+    ms.zero_grad()
+    o1 = ws(xs, cfg)
+    o1.pow(2).mean().backward()
+    o2 = es(xs, cfg)
+    o2.pow(2).mean().backward()
+    same("a config argument changed between calls: output", o1, o2, fails)
+    same_grads(ms, es, fails, "a config argument changed between calls")
+
     # A buffer the forward replaces (self.ema = 0.9 * self.ema + ...) was
     # dropped: the plan kept the first value; refused, saying how to write
     # it.  A plain attribute the forward changes (a call counter) changed
