@@ -368,9 +368,28 @@ def _data_shaped(n):
 TRACING = [0]
 
 
+def _refuse_untraceable(e):
+    """What the trace cannot hold, refused in the user's terms rather than
+    PyTorch's internal error (an outside review found both): complex
+    tensors (torch.fft, stft, a complex scalar), a torch.Generator of the
+    model's own."""
+    msg = str(e)
+    if "complex" in msg.lower() and ("slice_scatter" in msg or "_conj" in msg or
+                                     "complex dtype" in msg or "type 'complex'" in msg):
+        raise JointError("the model computes with complex numbers (torch.fft, torch.stft, a "
+                         "complex scalar), which remat_torch cannot trace (PyTorch: %s); keep "
+                         "that part outside what is planned" % msg.splitlines()[0]) from None
+    if "_C.Generator" in msg:
+        raise JointError("the model draws from a torch.Generator of its own, which "
+                         "remat_torch cannot replay (it replays the global generator's "
+                         "state); draw from the global generator (torch.manual_seed) "
+                         "instead") from None
+
+
 def _refuse_param_write(e):
     """A parameter written in place while the model runs (autograd refuses
     it on the leaves a trace passes): refused, said in the user's terms."""
+    _refuse_untraceable(e)
     if "leaf Variable that requires grad is being used in an in-place" in str(e):
         raise JointError("the model writes into one of its parameters in place while it runs "
                          "(nn.Embedding(max_norm=...), weight.data.clamp_()); a plan cannot "
@@ -580,6 +599,9 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
             _NoSavedTensorHooks():
         try:
             gm1 = make_fx(step)(P, B, X, T)
+        except NotImplementedError as e:
+            _refuse_untraceable(e)
+            raise
         except RuntimeError as e:
             _refuse_param_write(e)
             if "tracing tensor" not in str(e):
@@ -621,6 +643,9 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     with torch.random.fork_rng(devices=_devices_of(P + X)), no_autocast():
         try:
             gm = make_fx(functionalize(replay))(P, B, X, T)
+        except NotImplementedError as e:
+            _refuse_untraceable(e)
+            raise
         except RuntimeError as e:
             _refuse_param_write(e)
             raise

@@ -833,6 +833,32 @@ def check_as_eager_would():
         if isinstance(model, Counter) and (model.calls, model.log) != (0, []):
             fails.append("the refused trace left calls=%r log=%r" % (model.calls, model.log))
 
+    # Complex numbers and a generator of the model's own failed inside
+    # PyTorch's tracer (outside review): refused, saying what.
+    class Spectrum(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(16, 16)
+
+        def forward(self, x):
+            return torch.fft.rfft(self.a(x)).abs()
+
+    class OwnGen(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(16, 16)
+            self.g = torch.Generator().manual_seed(0)
+
+        def forward(self, x):
+            return self.a(x) + torch.randn(x.shape, generator=self.g)
+    for model, says in ((Spectrum(), "complex numbers"), (OwnGen(), "torch.Generator")):
+        try:
+            wrap(model)(torch.randn(4, 16)).sum().backward()
+            fails.append("%s was accepted" % type(model).__name__)
+        except Exception as err:
+            if says not in str(err):
+                fails.append("%s: %s" % (type(model).__name__, err))
+
     try:
         wrap(nn.Sequential(nn.Linear(8, 8), nn.RReLU()))(x1)
         fails.append("RReLU in training was accepted")
