@@ -429,6 +429,12 @@ static int derive_figures(struct remat_graph *g, struct remat_error *err)
 			continue;
 		g->baseline_cost += g->cost[v];
 	}
+	/* Costs too large to add up (two of 1e308) would score a schedule inf. */
+	if (isinf(g->baseline_cost))
+		return REMAT_FAIL(err, REMAT_EINPUT,
+				  "%s: the nodes' 'cost' values add up to more than a double holds "
+				  "(about 1.8e308); scale them down (cost_unit says the unit)",
+				  g->source);
 	/* Keep every sum of sizes the simulator can form inside int64. */
 	if (sat_add(g->total_mem, max_ws) == INT64_MAX)
 		return REMAT_FAIL(err, REMAT_EINPUT,

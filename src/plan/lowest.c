@@ -248,9 +248,10 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		r->peak_bound = *peak_bound;
 		remat_format_bytes(res->peak_mem, pk, sizeof(pk));
 		remat_format_bytes(*peak_bound, lb, sizeof(lb));
+		/* A peak bound of 0 (nothing to hold): the peak is at it, or 0% is meaningless. */
 		snprintf(r->note, sizeof(r->note), "lowest: peak %s, %.2f%% above the peak lower "
-			 "bound %s (%s); %d probes in %.2f s", pk,
-			 100.0 * ((double)res->peak_mem / (double)*peak_bound - 1.0), lb,
+			 "bound %s (%s); %d probes in %.2f s", pk, *peak_bound > 0 ?
+			 100.0 * ((double)res->peak_mem / (double)*peak_bound - 1.0) : 0.0, lb,
 			 cut > least ? "the cut" : "the largest node", ps.probes,
 			 remat_now() - ps.t0);
 	}

@@ -215,7 +215,9 @@ static void child(remat_i_milp_solve_fn solve, const struct remat_i_milp *m,
 		o.progress = forward_progress;
 		o.progress_ctx = &fd;
 	}
-	remat_error_clear(&e);
+	/* Whole records: no byte of the pipe's is left uninitialised (valgrind). */
+	memset(&e, 0, sizeof(e));
+	remat_i_milp_result_init(&res);
 	memset(&r, 0, sizeof(r));
 	r.tag = REC_RESULT;
 	r.rc = solve(m, &o, &res, &e);
