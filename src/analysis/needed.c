@@ -46,6 +46,17 @@ int64_t remat_i_working_set(const struct remat_graph *g, int32_t v)
 	return m;
 }
 
+int64_t remat_i_outputs_bytes(const struct remat_graph *g)
+{
+	int64_t b = 0;
+	int32_t v;
+
+	for (v = 0; v < g->n; v++)
+		if (g->is_output[v])
+			b += g->mem[v];
+	return b;
+}
+
 int64_t remat_i_least_peak(const struct remat_graph *g)
 {
 	uint8_t *need = malloc((size_t)g->n + 1);

@@ -24,6 +24,13 @@ void remat_i_needed(const struct remat_graph *g, uint8_t *need);
  */
 double remat_i_least_cost(const struct remat_graph *g);
 
+/*
+ * The outputs' bytes together (each once): every schedule holds them all
+ * when its last compute runs (or at the end, when it computes nothing),
+ * so no schedule peaks lower.
+ */
+int64_t remat_i_outputs_bytes(const struct remat_graph *g);
+
 /* What is held while v runs: its distinct inputs, its output, its workspace. */
 int64_t remat_i_working_set(const struct remat_graph *g, int32_t v);
 

@@ -406,8 +406,12 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 					printf(": at the first computation of %s", g->id[cut_at]);
 				printf(")\n");
 			} else if (cut_status == REMAT_BOUND_INFEASIBLE) {
-				printf("cut bound      none at %s: no schedule fits (at the first "
-				       "computation of %s)\n", b1, cut_at >= 0 ? g->id[cut_at] : "?");
+				if (cut_at >= 0)
+					printf("cut bound      none at %s: no schedule fits (at the first "
+					       "computation of %s)\n", b1, g->id[cut_at]);
+				else
+					printf("cut bound      none at %s: no schedule fits (the outputs "
+					       "alone, all held at the end, exceed it)\n", b1);
 			} else {
 				printf("cut bound      not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);

@@ -865,6 +865,10 @@ int remat_bound_cut(const struct remat_graph *g, int64_t budget, double max_seco
 	*status = REMAT_BOUND_NOT_TRIED;
 	if (at)
 		*at = -1;
+	if (remat_i_outputs_bytes(g) > budget) {
+		*status = REMAT_BOUND_INFEASIBLE;
+		return REMAT_OK;
+	}
 	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));
 	cand = malloc(sizeof(*cand) * ((size_t)g->n + 1));
 	if (!cand) {
@@ -1141,6 +1145,10 @@ int remat_bound_window(const struct remat_graph *g, int64_t budget, double max_s
 	*bound = NAN;
 	*status = REMAT_BOUND_NOT_TRIED;
 	*n_moments = 0;
+	if (remat_i_outputs_bytes(g) > budget) {
+		*status = REMAT_BOUND_INFEASIBLE;
+		return REMAT_OK;
+	}
 	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));
 	cand = malloc(sizeof(*cand) * ((size_t)g->n + 1));
 	rel = malloc((size_t)g->n + 1);
@@ -1518,6 +1526,12 @@ int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_
 
 	*bound = NAN;
 	*status = REMAT_BOUND_NOT_TRIED;
+	if (remat_i_outputs_bytes(g) > budget) {
+		*status = REMAT_BOUND_INFEASIBLE;
+		if (size)
+			*size = 0;
+		return REMAT_OK;
+	}
 	if (size)
 		*size = 0;
 	REMAT_TRY(cut_init(&c, g, budget, max_seconds, err));

@@ -217,6 +217,9 @@ int remat_bound_lp(const struct remat_graph *g, int64_t budget, double max_secon
 		if (need > cm.budget)
 			*status = REMAT_BOUND_INFEASIBLE;
 	}
+	/* The outputs are all held at the end. */
+	if (remat_i_outputs_bytes(g) > budget)
+		*status = REMAT_BOUND_INFEASIBLE;
 	if (*status == REMAT_BOUND_NOT_TRIED && cols <= LP_MAX_COLS &&
 	    (max_seconds <= 0 || lp_seconds(nnz) <= max_seconds)) {
 		rc = solve_lp(&cm, REMAT_I_MILP_CBC, 0, NULL, &lr, err);

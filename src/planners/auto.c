@@ -490,7 +490,8 @@ static int auto_plan(const struct remat_plan_request *req,
 	 * schedule that computes a node before one earlier in every
 	 * topological order fits).
 	 */
-	if (cut_status != REMAT_BOUND_INFEASIBLE && remat_i_exact_fits(req->graph, (int32_t)exact_bits) == 1) {
+	if (cut_status != REMAT_BOUND_INFEASIBLE &&
+	    remat_i_exact_fits(req->graph, (int32_t)exact_bits) == 1) {
 		struct remat_progress pr = { "auto", "exhaustive", -1, NAN, NAN, 0 };
 		struct remat_error e;
 		int kept = 0;
@@ -669,6 +670,11 @@ report:
 					"bytes): an exhaustive search of every schedule found none; "
 					"the no-remat peak is %s (%lld bytes)", b,
 					(long long)req->budget, pk,
+					(long long)req->graph->no_remat_peak);
+		else if (cut_status == REMAT_BOUND_INFEASIBLE && cut_at < 0)
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule fits the budget of %s (%lld "
+					"bytes): the outputs alone, all held at the end, exceed it; the "
+					"no-remat peak is %s (%lld bytes)", b, (long long)req->budget, pk,
 					(long long)req->graph->no_remat_peak);
 		else if (cut_status == REMAT_BOUND_INFEASIBLE && cut_at >= 0)
 			rc = REMAT_FAIL(err, REMAT_ENOFIT, "no schedule fits the budget of %s (%lld "
