@@ -28,6 +28,7 @@
 #include "remat/budget.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "plan/every_order.h"
 #include "plan/request.h"
 
 /* The bisection stops when the top is within this fraction of the bottom. */
@@ -243,6 +244,22 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		if (!auto_won) {
 			/* A probe's schedule: auto's own report does not describe it. */
 			remat_plan_report_init(r);
+			/*
+			 * The planners that report a bound: one in every order at the
+			 * budget found, for the schedule returned (it was left out).
+			 */
+			if (strcmp(p->name, "auto") == 0 || strcmp(p->name, "lns") == 0 ||
+			    strcmp(p->name, "checkmate") == 0 ||
+			    strcmp(p->name, "checkmate-lp") == 0) {
+				struct remat_plan_request at_req = *req;
+				int brc;
+
+				at_req.budget = at;
+				brc = remat_i_report_every_order(&at_req, out, err);
+				if (brc)
+					return brc;
+				r->order_lower_bound = NAN;
+			}
 		}
 		snprintf(r->chosen, sizeof(r->chosen), "%s", chosen);
 		r->peak_bound = *peak_bound;
