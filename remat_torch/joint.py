@@ -619,7 +619,10 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
                              "tensor, so one trace cannot stand for every batch (a later batch "
                              "would get the first one's shapes); keep that part outside what is "
                              "planned, or use a fixed-shape form (torch.where, masked_fill, a "
-                             "weighted mean)" % why)
+                             "weighted mean)%s" % (why, " (F.cross_entropy with label_smoothing "
+                                                   "computes one in PyTorch 1.13: compute that "
+                                                   "loss outside the wrapped module)"
+                                                   if why == "aten.masked_select" else ""))
     first_bw = nodes1[mark["n"]].name if mark.get("n") is not None and mark["n"] < len(nodes1) \
         else None
     mark2 = {}
@@ -1270,7 +1273,12 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                                          "x.clone() first, or an out-of-place operator)"
                                          % (where, J.byid[into[0]].label, num, into[0]))
                     raise JointError("%s writes in place into an activation read elsewhere; "
-                                     "it cannot be replayed under rematerialization" % where)
+                                     "it cannot be replayed under rematerialization%s" % (
+                                         where, " (nn.InstanceNorm with track_running_stats="
+                                         "True does this: its running statistics are copies "
+                                         "made in the forward; use track_running_stats=False, "
+                                         "or nn.GroupNorm)" if short == "native_batch_norm"
+                                         else ""))
             if not new and not writes:
                 # A view (or a value without storage): no node.
                 r = {"view": name, "args": eargs}
