@@ -394,7 +394,8 @@ def _model_state(model):
     requires_grad_(False), a submodule's eval() or Dropout.p changed."""
     from remat_torch.wrapped import _MODULE_HOOKS, _frozen, _module_keys
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
-    flags = tuple(m.training for m in model.modules()) if model.training else None
+    # The flags the step runs with: a model in eval mode runs all in train mode.
+    flags = tuple(m.training or not model.training for m in model.modules())
     grads = tuple((n, p.requires_grad) for n, p in model.named_parameters())
     base, attrs = _module_keys(), []
     for name, m in model.named_modules():

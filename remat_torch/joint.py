@@ -78,12 +78,14 @@ How the joint graph is made
    node costs its elements), or with --measure the median time in
    microseconds of each node run alone (CPU, or CUDA synchronized).
 """
+import copy
 import dataclasses
 import functools
 import json
 import math
 import operator
 import os
+import sys
 import time
 
 from remat_torch import read_text, storage_key, write_text
@@ -379,6 +381,11 @@ def _refuse_untraceable(e):
         raise JointError("the model computes with complex numbers (torch.fft, torch.stft, a "
                          "complex scalar), which remat_torch cannot trace (PyTorch: %s); keep "
                          "that part outside what is planned" % msg.splitlines()[0]) from None
+    if "Checkpointing is not compatible with .grad()" in msg:
+        raise JointError("the model uses torch.utils.checkpoint in its reentrant form (PyTorch "
+                         "1.13's default), which cannot be traced for a plan; pass "
+                         "use_reentrant=False (the plan then decides what is recomputed), or "
+                         "leave the checkpoint out: remat plans the recomputation") from None
     if "_C.Generator" in msg:
         raise JointError("the model draws from a torch.Generator of its own, which "
                          "remat_torch cannot replay (it replays the global generator's "
@@ -856,6 +863,99 @@ def _device_of(model, tensors):
     return torch.device("cpu")
 
 
+def _plain_attrs(model):
+    """Each module's attributes that are not tensors, modules or hooks,
+    frozen as wrap's signature freezes them, with a copy of each to put
+    back."""
+    from remat_torch.wrapped import _MODULE_HOOKS, _frozen, _module_keys
+    reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
+    base, out = _module_keys(), {}
+    for m in model.modules():
+        for k, v in m.__dict__.items():
+            if k in base or k in _MODULE_HOOKS or isinstance(v, (torch.Tensor, torch.nn.Module)):
+                continue
+            out[(id(m), k)] = (m, _frozen(v, reg),
+                               copy.copy(v) if isinstance(v, (list, dict, set)) else v)
+    return out
+
+
+def _random_states():
+    """Python's and numpy's global generators (numpy only if imported)."""
+    import random
+    st = [("Python's random", random.getstate(), random.setstate)]
+    np = sys.modules.get("numpy")
+    if np is not None:
+        st.append(("numpy.random", np.random.get_state(), np.random.set_state))
+    return st
+
+
+def _same_random(a, b):
+    for (name, x, _), (_, y, _) in zip(a, b):
+        if name == "numpy.random":
+            if x[0] != y[0] or x[2:] != y[2:] or not (x[1] == y[1]).all():
+                return name
+        elif x != y:
+            return name
+    return None
+
+
+def _guarded(model, build):
+    """build() traces model; what the Python forward does besides the
+    tensors a trace records must not happen there (an outside review found
+    both): drawing from Python's or numpy's generator (LayerDrop's
+    random.random(), decided once and replayed by every call) is refused;
+    changing the modules' plain attributes is refused too (a counter, a
+    log: a plan replays the traced operators, not the forward, so it would
+    not change per call), unless a second trace leaves them as the first
+    left them (a cache filled once, as one eager call would).  Refused,
+    the attributes and generators are put back."""
+    before, rs = _plain_attrs(model), _random_states()
+
+    def changed(a, b):
+        return [k for k in a if k not in b or b[k][1] != a[k][1]] + \
+            [k for k in b if k not in a]
+
+    def put_back():
+        now = _plain_attrs(model)
+        for k in changed(before, now):
+            if k in before:
+                before[k][0].__dict__[k[1]] = before[k][2]
+            else:
+                del now[k][0].__dict__[k[1]]
+        for _, st, setter in rs:
+            setter(st)
+    def refuse_random():
+        moved = _same_random(rs, _random_states())
+        if moved:
+            raise JointError("the model's forward draws from %s (random.random(), "
+                             "np.random: LayerDrop, a random choice of path); a trace would "
+                             "fix that draw for every call: draw from torch's generator "
+                             "(torch.rand) instead" % moved)
+    try:
+        try:
+            out = build()
+        except Exception:
+            refuse_random()     # what went wrong may follow from the draws
+            raise
+        refuse_random()
+        mid = _plain_attrs(model)
+        if changed(before, mid):
+            out = build()
+            again = changed(mid, _plain_attrs(model))
+            if again:
+                m = (mid.get(again[0]) or before[again[0]])[0]
+                raise JointError("the forward of %s changes its attribute '%s' on every "
+                                 "call (a counter, a list it appends to); a plan replays "
+                                 "the traced operators, not the Python forward, so that "
+                                 "change would not happen on each call: keep such state "
+                                 "outside the module's forward, or in a buffer updated in "
+                                 "place" % (type(m).__name__, again[0][1]))
+        return out
+    except BaseException:
+        put_back()
+        raise
+
+
 def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None, fake=False):
     """Trace the training step of `model` on `inputs` (loss_fn(output,
     *targets) -> scalar) and build its Joint (see the module docstring).
@@ -870,6 +970,11 @@ def build_joint(model, inputs, loss_fn, targets=(), measure=False, progress=None
             J = build_joint(model, _to_meta(inputs), loss_fn, _to_meta(targets),
                             progress=progress)
         return _run_on(J, dev)
+    return _guarded(model, lambda: _build_joint(model, inputs, loss_fn, targets, measure,
+                                                progress))
+
+
+def _build_joint(model, inputs, loss_fn, targets, measure, progress):
     say = progress or (lambda msg: None)
     inputs, targets = tuple(inputs), tuple(targets)
     check_batch(inputs, targets)
@@ -903,6 +1008,11 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
                                   progress=progress)
         layout.grad_specs = [(sh, st, dt, dev) for sh, st, dt, _ in layout.grad_specs]
         return _run_on(J, dev), layout
+    return _guarded(model, lambda: _build_vjp(model, args, kwargs, measure, progress))
+
+
+def _build_vjp(model, args, kwargs, measure, progress):
+    from torch.utils._pytree import tree_unflatten
     say = progress or (lambda msg: None)
     leaves, spec = tree_flatten((tuple(args), kwargs))
     refuse_hidden_tensors(leaves, "an argument of the model")
@@ -1591,6 +1701,13 @@ def _finish(J, model, inputs, targets, measure, say):
             if any(i in after_grads for i in n.inputs):
                 after_grads.add(n.id)
         fwd_effects = [x for x in J.side_effects if x not in after_grads]
+        # The forward's random operators draw when the module is called, as in
+        # eager, so before the backward begins: code between the call and the
+        # backward (a dropout on the loss) draws after them.  The last one
+        # suffices (each comes after the one before it); a random mask only
+        # the backward reads was drawn late (an outside review).
+        fwd_random = [n.id for n in J.nodes if n.random and n.id not in after_grads]
+        fwd_effects += fwd_random[-1:]
         for g in J.gouts:
             gn = J.byid[g]
             gn.inputs = gn.inputs + [x for x in fwd_effects if x not in gn.inputs]

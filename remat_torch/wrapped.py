@@ -32,8 +32,8 @@ tensor hooks, GradScaler and optimizers work unchanged.
 - Under autocast the trace holds the casts autocast made; the schedule
   runs with autocast off (its casts are operators of the graph).
 """
-import copy
 import hashlib
+import inspect
 import json
 import os
 import sys
@@ -103,6 +103,10 @@ class Planned:
         # parameter gets no gradient (None), as in eager, not zeros.
         self.grad_gouts = _gouts_read(J, [J.grads[i] for i in self.trained_at])
         self.igrad_gouts = _gouts_read(J, J.input_grads)
+        # A gradient that reads none (torch.normal's zeros for its mean) is
+        # eager's when an output it reaches in the forward gets a gradient,
+        # else None (zeros came back for a mean only an unused output read).
+        self.grad_outs = _outs_reached(J, layout, self.trained_names)
         # The outputs are the caller's and the output gradients autograd's:
         # the program lets them go after their last read (the schedule,
         # which cannot know whether the caller keeps them, counts them to
@@ -244,7 +248,8 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
         # zeros for its mean) is what the graph made.
         it = iter(zip(igrads, pl.igrad_gouts))
         have = {i for i, k in enumerate(pl.layout.diff) if given[k]}
-        out = [None] + [pgrads[i] if not pl.grad_gouts[j] or pl.grad_gouts[j] & have
+        out = [None] + [pgrads[i] if pl.grad_gouts[j] & have or
+                        (not pl.grad_gouts[j] and pl.grad_outs[j] & have)
                         else None for j, i in enumerate(pl.trained_at)]
         for g in ctx.in_grad:
             if g:
@@ -267,6 +272,30 @@ def _gouts_read(J, refs):
             reach[n.id] = empty.union(*[reach.get(i, empty) for i in n.inputs])
     return [empty.union(*[reach.get(i, empty) for i in JT.ref_nodes(r, [])])
             if r is not None else empty for r in refs]
+
+
+def _outs_reached(J, layout, names):
+    """For each name (a trained parameter), the positions in J.gouts of the
+    differentiable outputs whose forward value depends on it."""
+    want, dep, empty = set(names), {}, frozenset()
+    outs = [JT.ref_nodes(J.outs[k], []) for k in layout.diff]
+    left = {nid for o in outs for nid in o}
+    for n in J.nodes:                   # in execution order: the forward first
+        if not left:
+            break
+        d = empty.union(*[dep.get(i, empty) for i in n.inputs])
+        for c in n.calls:
+            got = JT._names_read([c["args"], list(c["kwargs"].values())], want)
+            if got:
+                d = d | got
+        dep[n.id] = d
+        left.discard(n.id)
+    reach = {nm: set() for nm in names}
+    for pos, (k, o) in enumerate(zip(layout.diff, outs)):
+        names_k = JT._names_read([J.outs[k]], want).union(*[dep.get(i, empty) for i in o])
+        for nm in names_k:
+            reach[nm].add(pos)
+    return [frozenset(reach[nm]) for nm in names]
 
 
 def _grad_in_layout(g, spec):
@@ -357,7 +386,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
         plan, and not on each call).  Part of the signature: a change plans
         again rather than running a stale trace."""
         self._tensors()
-        st = [tuple(id(f) for f in getattr(torch.nn.modules.module, h, {}).values())
+        st = [tuple(_Ref(f) for f in getattr(torch.nn.modules.module, h, {}).values())
               for h in _GLOBAL_HOOKS]
         add, plain, hooks, base = st.append, _PLAIN, _MODULE_HOOKS, _module_keys()
         for m in self._mods:
@@ -366,7 +395,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                     add((k, v))
                 elif k in hooks:
                     if v:
-                        add((k, tuple(map(id, v.values()))))
+                        add((k, tuple(map(_Ref, v.values()))))
                 elif k not in base:
                     add((k, _frozen(v, self._registered)))
         return tuple(st)
@@ -384,8 +413,8 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             if isinstance(x, torch.Tensor):
                 sig.append((tuple(x.shape), tuple(x.stride()), x.dtype, x.device,
                             x.requires_grad))
-            elif type(x).__eq__ is object.__eq__ and isinstance(getattr(x, "__dict__", None),
-                                                               dict):
+            elif type(x).__eq__ is object.__eq__ and not isinstance(x, type) and \
+                    not inspect.isroutine(x):
                 # A plain object (a config): by identity and its fields, not
                 # identity alone (a field changed between calls ran the stale
                 # plan; outside review).
@@ -445,45 +474,9 @@ class Wrapped(torch.nn.Module if torch is not None else object):
             self.plans[sig] = self._plan(args, kwargs, sig)
         return self.plans[sig]
 
-    def _plain_attrs(self):
-        """Each module's attributes that are not tensors, modules or hooks,
-        frozen (_frozen), with a copy of each to put back."""
-        base, hooks, out = _module_keys(), _MODULE_HOOKS, {}
-        for m in self._mods:
-            for k, v in m.__dict__.items():
-                if k in base or k in hooks or isinstance(v, (torch.Tensor, torch.nn.Module)):
-                    continue
-                out[(id(m), k)] = (m, _frozen(v, self._registered),
-                                   copy.copy(v) if isinstance(v, (list, dict, set)) else v)
-        return out
-
     def _plan(self, args, kwargs, sig):
         t0 = time.perf_counter()
-        # A forward that changes the module's plain attributes (a call
-        # counter, a log) would change them while it is traced, not on each
-        # call, and the plan would hold the traced run's values: refused,
-        # and the attributes put back (an outside review found eager's
-        # calls=3 against 6 wrapped, outputs 1.24 apart).
-        before = self._plain_attrs()
         J, layout = JT.build_vjp(self.module, args, kwargs, fake=self.fake)
-        after = self._plain_attrs()
-        changed = [k for k in before if k not in after or after[k][1] != before[k][1]]
-        changed += [k for k in after if k not in before]
-        if changed:
-            for k in changed:
-                if k in before:
-                    m, _, v = before[k]
-                    m.__dict__[k[1]] = v
-                else:
-                    del after[k][0].__dict__[k[1]]
-            m = (before.get(changed[0]) or after[changed[0]])[0]
-            raise RuntimeError("remat_torch: the forward of %s changes its attribute '%s' "
-                               "(a counter, a list it appends to, a value it caches); a "
-                               "wrapped module replays the traced operators, not the "
-                               "Python forward, so that change would not happen on each "
-                               "call: keep such state outside the module's forward, or "
-                               "in a buffer updated in place" % (type(m).__name__,
-                                                                 changed[0][1]))
         name = type(self.module).__name__
         mem = A.Memory(J.source, self.optimizer_bytes)
         budget = A.plan_budget(mem, self.budget, self.device_bytes)
@@ -547,6 +540,22 @@ def _module_keys():
     return _MODULE_KEYS[0]
 
 
+class _Ref:
+    """An object compared by identity, held: a signature that keeps it
+    alive cannot meet another object given its id later (a numpy scalar
+    replaced on every call got an old one's id, and its stale plan ran)."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return isinstance(other, _Ref) and other.v is self.v
+
+    def __hash__(self):
+        return id(self.v)
+
+
 def _frozen(v, registered, depth=0):
     """A module attribute as a hashable value that changes when the
     attribute does: numbers and strings (subclasses too: numpy scalars,
@@ -557,11 +566,17 @@ def _frozen(v, registered, depth=0):
     and its fields (to the same depth)."""
     if isinstance(v, (bool, int, float, complex, str, bytes)) or v is None:
         return (type(v).__name__, v)
+    if type(v).__module__ == "numpy":
+        # numpy's scalars (np.float32 is no float) and small arrays by value.
+        if getattr(v, "ndim", None) == 0:
+            return (type(v).__name__, v.item())
+        if getattr(v, "size", 257) <= 256:
+            return ("nd", v.dtype.str, v.shape, tuple(v.ravel().tolist()))
     if isinstance(v, torch.Tensor):
-        return ("p", id(v)) if id(v) in registered else ("t", id(v), v._version)
+        return ("p", id(v)) if id(v) in registered else ("t", _Ref(v), v._version)
     if isinstance(v, (tuple, list, set, frozenset, dict)):
         if depth >= 4 or len(v) > 256:
-            return ("big", id(v), len(v))
+            return ("big", _Ref(v), len(v))
         if isinstance(v, dict):
             return ("d",) + tuple((_frozen(k, registered, depth + 1),
                                    _frozen(x, registered, depth + 1)) for k, x in v.items())
@@ -572,11 +587,19 @@ def _frozen(v, registered, depth=0):
         return ("m", id(v))
     if isinstance(v, (torch.dtype, torch.device)):
         return ("v", str(v))
-    d = getattr(v, "__dict__", None)
-    if isinstance(d, dict) and d and not callable(v) and depth < 4 and len(d) <= 256:
-        # A config object (cfg.scale = 3.0 between calls): by its fields too.
-        return ("o", id(v), _frozen(d, registered, depth + 1))
-    return ("id", id(v))
+    if depth < 4 and not isinstance(v, type) and not inspect.isroutine(v):
+        # A config object (cfg.scale = 3.0 between calls), a callable one
+        # too: by its fields, in __dict__ or __slots__.
+        d = getattr(v, "__dict__", None)
+        fields = dict(d) if isinstance(d, dict) else {}
+        for cls in type(v).__mro__:
+            for k in getattr(cls, "__slots__", ()) if cls is not object else ():
+                if isinstance(k, str) and k not in ("__dict__", "__weakref__") and \
+                        hasattr(v, k):
+                    fields[k] = getattr(v, k)
+        if fields and len(fields) <= 256:
+            return ("o", _Ref(v), _frozen(fields, registered, depth + 1))
+    return ("id", _Ref(v))
 
 
 def _storage_ptr(x):

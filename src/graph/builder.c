@@ -5,6 +5,7 @@
  * build graphs through here, so every rule of FORMATS.md section 1 is
  * checked in one place.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,12 +430,16 @@ static int derive_figures(struct remat_graph *g, struct remat_error *err)
 			continue;
 		g->baseline_cost += g->cost[v];
 	}
-	/* Costs too large to add up (two of 1e308) would score a schedule inf. */
-	if (isinf(g->baseline_cost))
+	/*
+	 * Costs too large to add up (two of 1e308) would score a schedule inf,
+	 * and so would one of 1e308 recomputed: at most DBL_MAX / 2^32 in all,
+	 * so that a schedule of up to 2^32 computes scores a finite cost.
+	 */
+	if (!(g->baseline_cost <= DBL_MAX / 4294967296.0))
 		return REMAT_FAIL(err, REMAT_EINPUT,
-				  "%s: the nodes' 'cost' values add up to more than a double holds "
-				  "(about 1.8e308); scale them down (cost_unit says the unit)",
-				  g->source);
+				  "%s: the nodes' 'cost' values add up to more than 4e298 (a "
+				  "schedule that recomputes them could not be scored); scale them "
+				  "down (cost_unit says the unit)", g->source);
 	/* Keep every sum of sizes the simulator can form inside int64. */
 	if (sat_add(g->total_mem, max_ws) == INT64_MAX)
 		return REMAT_FAIL(err, REMAT_EINPUT,

@@ -851,6 +851,128 @@ def check_as_eager_would():
 
         def forward(self, x):
             return self.a(x) + torch.randn(x.shape, generator=self.g)
+    # Second outside review.  A random mask only the backward reads (saved by
+    # a custom autograd.Function) was drawn in the backward, after the
+    # loss's own dropout: the forward's random operators now all run before
+    # the output gradients.
+    class MaskGrad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, mask):
+            ctx.save_for_backward(mask)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (mask,) = ctx.saved_tensors
+            return g * mask, None
+
+    class Masked2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c = nn.Linear(32, 64), nn.Linear(64, 32), nn.Linear(32, 32)
+
+        def forward(self, x):
+            h = MaskGrad.apply(torch.relu(self.a(x)), torch.rand(x.shape[0], 64))
+            return self.c(torch.tanh(self.b(h)))
+    torch.manual_seed(22)
+    mk = Masked2()
+    ek = copy.deepcopy(mk)
+    xk = torch.randn(32, 32)
+    wk = wrap(mk, budget="lowest")
+    for m_, f_ in ((wk, mk), (ek, ek)):
+        torch.manual_seed(1)
+        (nn.functional.dropout(m_(xk), 0.5) ** 2).mean().backward()
+    same_grads(mk, ek, fails, "a random mask only the backward reads, at lowest")
+    # torch.normal's mean read only by an output the loss ignores: None, as
+    # eager (zeros came back).
+    class TwoHeads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.mu = nn.Linear(8, 8), nn.Parameter(torch.zeros(8))
+
+        def forward(self, x):
+            return self.a(x), torch.normal(self.mu.expand(4, 8), 1.0)
+    mh = TwoHeads()
+    wrap(mh)(torch.randn(4, 8))[0].sum().backward()
+    if mh.mu.grad is not None:
+        fails.append("a mean only an ignored output reads got a gradient (eager: None)")
+    # Python's random in the forward (LayerDrop) was decided once by the
+    # trace: refused.  A cache the forward fills once (a grow-only length)
+    # was refused at every call: accepted once a second trace leaves it.
+    class LayerDrop(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ls = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+
+        def forward(self, x):
+            import random
+            for lin in self.ls:
+                if random.random() < 0.5:
+                    continue
+                x = lin(x)
+            return x
+
+    class Grow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.seen = nn.Linear(8, 8), None
+
+        def forward(self, x):
+            if self.seen is None or x.shape[0] > self.seen:
+                self.seen = x.shape[0]
+            return self.a(x)
+    try:
+        wrap(LayerDrop())(torch.randn(4, 8))
+        fails.append("Python's random in the forward was accepted")
+    except Exception as err:
+        if "Python's random" not in str(err):
+            fails.append("Python's random in the forward: %s" % err)
+    mg = Grow()
+    eg = copy.deepcopy(mg)
+    xg = torch.randn(4, 8)
+    wrap(mg)(xg).sum().backward()
+    eg(xg).sum().backward()
+    same_grads(mg, eg, fails, "a cache the forward fills once")
+    if mg.seen != 4:
+        fails.append("a cache the forward fills once: seen=%r after the call" % mg.seen)
+    # A config with __slots__ counts by its fields.
+    class SlotCfg:
+        __slots__ = ("scale",)
+
+        def __init__(self):
+            self.scale = 1.0
+
+    class Scaled2(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(8, 8)
+
+        def forward(self, x, cfg):
+            return self.a(x) * cfg.scale
+    torch.manual_seed(23)
+    m2 = Scaled2()
+    e2 = copy.deepcopy(m2)
+    w2, c2, x2 = wrap(m2), SlotCfg(), torch.randn(4, 8)
+    w2(x2, c2).sum().backward()
+    c2.scale = 3.0
+    same("a __slots__ config changed between calls", w2(x2, c2), e2(x2, c2), fails)
+    # The reentrant torch.utils.checkpoint with an input that requires grad
+    # failed inside PyTorch: refused, pointing to use_reentrant=False.
+    from torch.utils.checkpoint import checkpoint as ckpt
+
+    class Reent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.b(ckpt(self.a, torch.relu(x) * 1.0, use_reentrant=True))
+    try:
+        wrap(Reent())(torch.randn(4, 8, requires_grad=True)).sum().backward()
+    except Exception as err:
+        if "use_reentrant=False" not in str(err):
+            fails.append("reentrant checkpoint: %s" % err)
+
     # Refusals that named an operator the user never wrote now say what wrote it.
     inorm = nn.Sequential(nn.Conv2d(3, 4, 3), nn.InstanceNorm2d(4, track_running_stats=True))
     try:
