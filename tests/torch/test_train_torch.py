@@ -296,6 +296,36 @@ def check_refused():
         except JT.JointError as e:
             if says not in str(e) or "plan again" not in str(e):
                 fails.append("a model changed after planning: %s" % e)
+    # Planned in eval mode, stepped after model.train(): the step runs in
+    # train mode either way, so nothing changed (it was refused).
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(6, 6), nn.BatchNorm1d(6), nn.Linear(6, 2)).eval()
+    xs, ys = torch.randn(8, 6), torch.randint(0, 2, (8,))
+    step = remat_torch.plan(model, xs, nn.functional.cross_entropy, example_target=ys,
+                            time_limit=1)
+    model.train()
+    try:
+        step(xs, ys)
+    except JT.JointError as e:
+        fails.append("planned in eval, stepped in train: %s" % e)
+
+    # A forward that changes its module's attributes on every call is
+    # refused by plan() too (wrap refused it, plan() ran the traced values).
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.calls = nn.Linear(6, 2), 0
+
+        def forward(self, x):
+            self.calls += 1
+            return self.a(x) * self.calls
+    cm = Counter()
+    try:
+        remat_torch.plan(cm, xs, nn.functional.cross_entropy, example_target=ys, time_limit=1)
+        fails.append("plan() accepted a forward that counts its calls")
+    except JT.JointError as e:
+        if "changes its attribute 'calls'" not in str(e) or cm.calls != 0:
+            fails.append("plan() and a counting forward: calls=%d, %s" % (cm.calls, e))
     return fails
 
 
