@@ -134,7 +134,13 @@ enum remat_planner_flags {
 	 * portfolio), so the runner hands req->order over instead of
 	 * reordering the graph for it.
 	 */
-	REMAT_PLANNER_ORDERS = 1u << 3
+	REMAT_PLANNER_ORDERS = 1u << 3,
+	/*
+	 * Reports a cost bound (lower_bound, gap, optimal): where the runner
+	 * or remat_plan_lowest() replaces its schedule, they give the bound
+	 * for the schedule returned.
+	 */
+	REMAT_PLANNER_BOUNDS = 1u << 4
 };
 
 struct remat_planner {

@@ -248,9 +248,7 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 			 * The planners that report a bound: one in every order at the
 			 * budget found, for the schedule returned (it was left out).
 			 */
-			if (strcmp(p->name, "auto") == 0 || strcmp(p->name, "lns") == 0 ||
-			    strcmp(p->name, "checkmate") == 0 ||
-			    strcmp(p->name, "checkmate-lp") == 0) {
+			if (p->flags & REMAT_PLANNER_BOUNDS) {
 				struct remat_plan_request at_req = *req;
 				int brc;
 

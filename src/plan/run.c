@@ -233,9 +233,7 @@ static int offer_no_remat(const struct remat_planner *p,
 		 * and gap the planner gave described its own schedule (an outside
 		 * review saw gap 0.125 beside lower_bound = cost).
 		 */
-		if (!isnan(rep->lower_bound) || strcmp(p->name, "auto") == 0 ||
-		    strcmp(p->name, "lns") == 0 || strcmp(p->name, "checkmate") == 0 ||
-		    strcmp(p->name, "checkmate-lp") == 0) {
+		if (!isnan(rep->lower_bound) || (p->flags & REMAT_PLANNER_BOUNDS)) {
 			rep->lower_bound = r.cost;
 			rep->gap = 0;
 			rep->optimal = 1;

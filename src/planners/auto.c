@@ -727,7 +727,7 @@ const struct remat_planner remat_i_planner_auto = {
 	.name = "auto",
 	.summary = "run every fast planner (in several node orders), keep the cheapest, "
 		   "improve it by LNS with the MILP",
-	.flags = REMAT_PLANNER_ORDERS,
+	.flags = REMAT_PLANNER_ORDERS | REMAT_PLANNER_BOUNDS,
 	.options = auto_options,
 	.plan = auto_plan,
 };

@@ -286,7 +286,7 @@ static int checkmate_plan(const struct remat_plan_request *req,
 const struct remat_planner remat_i_planner_checkmate = {
 	.name = "checkmate",
 	.summary = "exact: Checkmate's MILP (CBC or GLPK) in the topological order, warm-started",
-	.flags = REMAT_PLANNER_EXACT,
+	.flags = REMAT_PLANNER_EXACT | REMAT_PLANNER_BOUNDS,
 	.options = checkmate_options,
 	.plan = checkmate_plan,
 };

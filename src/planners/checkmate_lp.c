@@ -121,7 +121,7 @@ const struct remat_planner remat_i_planner_checkmate_lp = {
 	.name = "checkmate-lp",
 	.summary = "Checkmate's LP relaxation with two-phase rounding, for graphs too large "
 		   "for the MILP",
-	.flags = 0,
+	.flags = REMAT_PLANNER_BOUNDS,
 	.options = checkmate_lp_options,
 	.plan = checkmate_lp_plan,
 };

@@ -182,7 +182,7 @@ const struct remat_planner remat_i_planner_lns = {
 	.name = "lns",
 	.summary = "large-neighbourhood search: re-solve windows of the best fast plan with "
 		   "Checkmate's MILP (CBC)",
-	.flags = REMAT_PLANNER_ORDERS,
+	.flags = REMAT_PLANNER_ORDERS | REMAT_PLANNER_BOUNDS,
 	.options = lns_options,
 	.plan = lns_plan,
 };
