@@ -392,18 +392,12 @@ def _model_state(model):
     temperature, a swapped function), as wrap's signature freezes them.
     An outside review found a step running its old trace after
     requires_grad_(False), a submodule's eval() or Dropout.p changed."""
-    from remat_torch.wrapped import _MODULE_HOOKS, _frozen, _module_keys
+    from remat_torch.wrapped import _frozen, module_attrs
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
     # The flags the step runs with: a model in eval mode runs all in train mode.
     flags = tuple(m.training or not model.training for m in model.modules())
     grads = tuple((n, p.requires_grad) for n, p in model.named_parameters())
-    base, attrs = _module_keys(), []
-    for name, m in model.named_modules():
-        for k, v in m.__dict__.items():
-            if k in base or k in _MODULE_HOOKS or k == "training" or \
-                    isinstance(v, (torch.Tensor, torch.nn.Module)):
-                continue
-            attrs.append((name, k, _frozen(v, reg)))
+    attrs = [(name, k, _frozen(v, reg)) for name, _, k, v in module_attrs(model)]
     return flags, grads, tuple(attrs)
 
 

@@ -864,19 +864,13 @@ def _device_of(model, tensors):
 
 
 def _plain_attrs(model):
-    """Each module's attributes that are not tensors, modules or hooks,
-    frozen as wrap's signature freezes them, with a copy of each to put
-    back."""
-    from remat_torch.wrapped import _MODULE_HOOKS, _frozen, _module_keys
+    """Each module's plain attributes (wrapped.module_attrs), frozen as
+    wrap's signature freezes them, with a copy of each to put back."""
+    from remat_torch.wrapped import _frozen, module_attrs
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
-    base, out = _module_keys(), {}
-    for m in model.modules():
-        for k, v in m.__dict__.items():
-            if k in base or k in _MODULE_HOOKS or isinstance(v, (torch.Tensor, torch.nn.Module)):
-                continue
-            out[(id(m), k)] = (m, _frozen(v, reg),
-                               copy.copy(v) if isinstance(v, (list, dict, set)) else v)
-    return out
+    return {(id(m), k): (m, _frozen(v, reg),
+                         copy.copy(v) if isinstance(v, (list, dict, set)) else v)
+            for _, m, k, v in module_attrs(model)}
 
 
 def _random_states():

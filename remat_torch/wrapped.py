@@ -540,6 +540,19 @@ def _module_keys():
     return _MODULE_KEYS[0]
 
 
+def module_attrs(model):
+    """(name, module, key, value) for each submodule's attributes that are
+    not the nn.Module machinery every module has (_module_keys, hooks), a
+    tensor or a module: what a trace fixes besides the tensors (Dropout.p,
+    a temperature, a config).  joint's guard and plan()'s step check read
+    them so; Wrapped.state, on every call, walks its cached module list."""
+    skip = _module_keys().union(_MODULE_HOOKS)
+    for name, m in model.named_modules():
+        for k, v in m.__dict__.items():
+            if k not in skip and not isinstance(v, (torch.Tensor, torch.nn.Module)):
+                yield name, m, k, v
+
+
 class _Ref:
     """An object compared by identity, held: a signature that keeps it
     alive cannot meet another object given its id later (a numpy scalar
