@@ -12,7 +12,10 @@
 #define INFO_LP_SECONDS 15
 /* The cut's peak bound: never more than this many seconds. */
 #define INFO_PEAK_SECONDS 2
-/* The cut, window and down-set bounds at --budget: each at most this many seconds (--bound-time). */
+/*
+ * The cut, window and down-set bounds at --budget: each at most this many
+ * seconds (--bound-time).
+ */
 #define INFO_BOUND_SECONDS 5
 /* Moments of the window bound's chain shown. */
 #define INFO_MOMENTS 64
@@ -67,7 +70,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
-			   "relaxation of the checkmate model, the cut bound, the window bound and the down-set bound (any order)"),
+			   "relaxation of the checkmate model, the cut bound, the window bound and "
+			   "the down-set bound (any order)"),
 		OPT_SECONDS(0, "bound-time", &bound_time, "with --budget: seconds for each of the "
 			    "cut, window and down-set bounds (default 5; more may prove more; 0: no "
 			    "limit)"),

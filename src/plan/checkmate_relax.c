@@ -75,8 +75,8 @@ static int try_candidate(struct remat_i_cm_rounding *r, struct remat_error *err)
 }
 
 /* Phase one and two on one LP solution x of the model lpm. */
-static int round_solution(struct remat_i_cm_rounding *r, const struct remat_i_cm *lpm, const double *x,
-			  long rounds, uint64_t *rng, struct remat_error *err)
+static int round_solution(struct remat_i_cm_rounding *r, const struct remat_i_cm *lpm,
+			  const double *x, long rounds, uint64_t *rng, struct remat_error *err)
 {
 	const struct remat_i_cm *cm = r->cm;
 	int32_t T = cm->T, N = cm->N, t, m, c;

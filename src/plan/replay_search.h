@@ -35,9 +35,9 @@ struct remat_i_replay_search_stats {
  * stopped and none has a schedule below target, all begin again with
  * their random sequences where they are, each round from the next of
  * orders in turn, for stall / 16 replays times the next term of Luby's
- * sequence (1 1 2 1 1 2 4 ...), in at most 64 such rounds.  Every climber stops as soon as one has a
- * schedule costing good or less (a bound plus a gap; 0: none).  out
- * receives the cheapest schedule found
+ * sequence (1 1 2 1 1 2 4 ...), in at most 64 such rounds.  Every climber
+ * stops as soon as one has a schedule costing good or less (a bound plus
+ * a gap; 0: none).  out receives the cheapest schedule found
  * (compute-only, valid and within the budget by the simulator) and
  * REMAT_OK; REMAT_ENOFIT when no replay fitted; REMAT_ENOMEM.
  * Deterministic for req->seed and threads when neither deadline stops

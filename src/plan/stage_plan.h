@@ -127,7 +127,8 @@ struct remat_i_chain_run {
  * Run a chain planner's plan on the chain view (REMAT_CHAIN_OBJECTS),
  * again on the plain view when the graph has aliases or static values,
  * and on the cuts view when it has more stages (remat/chain.h), each
- * schedule judged by the simulator; out gets the best.  A chain planner's .plan is this around its own function.
+ * schedule judged by the simulator; out gets the best.  A chain planner's
+ * .plan is this around its own function.
  * When neither view gives a schedule, the first run's status and message
  * stand.
  */

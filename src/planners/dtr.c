@@ -41,10 +41,10 @@
  *    where only a release frees eagerly), free (at once), or best (the
  *    default: both runs, the cheaper schedule by the simulator).  keep
  *    helps where several recomputations read it (a batch norm's outputs
- *    in DenseNet), free where it only holds memory.  A value that can never be recomputed (an input,
- *    "recompute": false) is kept until no rematerializable tensor that may
- *    still be needed depends on it (reference counts cascade from dead
- *    tensors to their parents).
+ *    in DenseNet), free where it only holds memory.  A value that can
+ *    never be recomputed (an input, "recompute": false) is kept until no
+ *    rematerializable tensor that may still be needed depends on it
+ *    (reference counts cascade from dead tensors to their parents).
  * 6. At the end, rematerialize every output that was evicted (the missing
  *    ones first, while the resident ones can still make room), locking
  *    each as it is back.

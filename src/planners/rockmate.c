@@ -66,8 +66,8 @@
  * Not done (see README): the paper's per-block options are the MILP's
  * schedules; here an option is a kept set whose backward recomputes each
  * dropped node before its first reader, so a MILP answer is used through
- * its kept set only, and the MILP options are off by default (step 4).  rk-Rotor has no release variant (Rotor's
- * plans of step 3 have it).
+ * its kept set only, and the MILP options are off by default (step 4).
+ * rk-Rotor has no release variant (Rotor's plans of step 3 have it).
  *
  * Complexity: step 3 is rotor's; step 4 is O(levels (n + e)); step 5 is
  * O(L^2 M (K + L)) for L blocks, M slots, K options per block, plus one
