@@ -339,10 +339,8 @@ class Step:
         now = _model_state(self.model)
         if now != self._state:
             what = ("a module's train/eval mode" if now[0] != self._state[0] else
-                    "which parameters require grad" if now[1] != self._state[1] else
-                    "an attribute of a module (%s)" % ", ".join(sorted({
-                        "%s.%s" % (a[0] or type(self.model).__name__, a[1])
-                        for a in set(now[2]) ^ set(self._state[2])})))
+                    "which parameters require grad, or their shapes" if now[1] != self._state[1] else
+                    _attrs_changed(self.model, set(now[2]) ^ set(self._state[2])))
             raise JT.JointError("the model changed since this step was planned (%s): the "
                                 "step would run the old trace; plan again" % what)
         if self.graph.random_nodes and seed is None:
@@ -387,18 +385,35 @@ class Step:
 def _model_state(model):
     """What of a model a step's trace fixed besides its tensors: the
     train/eval flags the step runs with (all train when the model is in
-    eval mode, see joint.train_mode), which parameters require grad, and
-    each module's attributes that are not tensors or modules (Dropout.p, a
-    temperature, a swapped function), as wrap's signature freezes them.
+    eval mode, see joint.train_mode), which parameters require grad (and
+    their shapes), each module's attributes that are not tensors or modules
+    (Dropout.p, a temperature, a swapped function) and the module-level
+    variables its forward reads, as wrap's signature freezes them.
     An outside review found a step running its old trace after
     requires_grad_(False), a submodule's eval() or Dropout.p changed."""
-    from remat_torch.wrapped import _frozen, module_attrs
+    from remat_torch.wrapped import _frozen, forward_globals, module_attrs
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
     # The flags the step runs with: a model in eval mode runs all in train mode.
     flags = tuple(m.training or not model.training for m in model.modules())
-    grads = tuple((n, p.requires_grad) for n, p in model.named_parameters())
+    grads = tuple((n, p.requires_grad, p.shape, p.dtype, p.device)
+                  for n, p in model.named_parameters())
     attrs = [(name, k, _frozen(v, reg)) for name, _, k, v in module_attrs(model)]
+    attrs += [(None, k, v) for k, v in forward_globals(model.modules(), reg)]
     return flags, grads, tuple(attrs)
+
+
+def _attrs_changed(model, diff):
+    """Which attributes or module-level variables (None for the module
+    name, _model_state) differ, in words."""
+    attrs = sorted({"%s.%s" % (a[0] or type(model).__name__, a[1]) for a in diff
+                    if a[0] is not None})
+    names = sorted({str(a[1]) for a in diff if a[0] is None})
+    said = []
+    if attrs:
+        said.append("an attribute of a module (%s)" % ", ".join(attrs))
+    if names:
+        said.append("a module-level variable its forward reads (%s)" % ", ".join(names))
+    return " and ".join(said)
 
 
 def _figures(res):

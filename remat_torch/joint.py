@@ -656,9 +656,25 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
         except NotImplementedError as e:
             _refuse_untraceable(e)
             raise
+        except ValueError as e:
+            if "Cannot assign non-leaf Tensor to parameter" not in str(e):
+                raise
+            raise JointError("the model writes into one of its parameters in place while it "
+                             "runs (an EMA teacher updated from the student inside the "
+                             "forward); a plan cannot replay that: update it outside the "
+                             "forward (under torch.no_grad(), before or after the call)") from None
         except RuntimeError as e:
             _refuse_param_write(e)
-            raise
+            # What the first trace ran, functionalization may not (torch
+            # 1.13: an in-place write into a select or diagonal view of a
+            # tensor whose backward runs through CopySlices; an outside
+            # review found three): a refusal, not PyTorch's traceback.
+            raise JointError("PyTorch %s cannot functionalize this model's step (%s); remat "
+                             "traces through functionalization, so it cannot plan it: the "
+                             "cause is usually an in-place write into a view (buf[:, 1] = h, "
+                             "x.diagonal().zero_()); write out of place instead (torch.stack, "
+                             "torch.cat, torch.where, index_put)"
+                             % (torch.__version__, str(e).strip().splitlines()[0][:200])) from None
     original = {v: k for k, v in _STAND_INS.items()}
     if any(n.target in original for n in gm.graph.nodes if n.op == "call_function"):
         for n in gm.graph.nodes:
@@ -1239,8 +1255,10 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                                "not a parameter of the model" % (
                                    _dtype_name(t), list(t.shape), " as " + held if held else "")
                     raise JointError("%s; its gradient cannot be exported (register it with "
-                                     "nn.Parameter or read it through the module that owns it)"
-                                     % what)
+                                     "nn.Parameter or read it through the module that owns it; "
+                                     "a forward that reads a parameter's .data, as an EMA "
+                                     "teacher updated from the student inside it does, reads it "
+                                     "so: make that update outside the forward)" % what)
                 if st and (st[0] in owner or st[0] in ext):
                     val[fx] = t
                     ref[fx] = {"node": owner[st[0]]} if st[0] in owner else \
@@ -1413,6 +1431,16 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
         raise JointError("the traced step returns %d values, expected %d"
                          % (len(out_fx), head + np_ + n_in_grad))
     grad_ref = lambda g: ref[g] if isinstance(g, torch.fx.Node) else None  # noqa: E731
+    late = _names_read([ref[o] for o in out_fx[:head] if isinstance(o, torch.fx.Node)], wrote)
+    if late:
+        # Returned, it would be the value from before the update (the
+        # Runner's reads see the step's start): an outside review found
+        # wrap() returning the last call's running_mean.
+        raise JointError("the model returns %s, which it updated in place in the same call "
+                         "(a batch norm's running statistics in training); remat cannot "
+                         "return the updated value: read it from the module after the call "
+                         "(model.bn.running_mean), or keep that part outside what is planned"
+                         % sorted(late)[0])
     if vjp:
         J.outs = [ref[o] for o in out_fx[:n_outs]]
         J.input_grads = [grad_ref(g) for g in out_fx[head + np_:]]
@@ -1432,6 +1460,31 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     J.grads = [grad_ref(g) for g in out_fx[head:head + np_]]
     J.mutated = list(dict.fromkeys(mutated))
     return J
+
+
+def _ext_writes(n):
+    """The parameters and buffers node n's calls write in place."""
+    out = []
+    for c in n.calls:
+        for i, nm in written_args(resolve_op(c["op"])):
+            a = c["args"][i] if i < len(c["args"]) else c["kwargs"].get(nm)
+            if isinstance(a, dict) and ("buffer" in a or "param" in a):
+                out.append(a.get("buffer") or a.get("param"))
+    return out
+
+
+def _reaches(J, reads, v, u):
+    """Whether u is among v's ancestors (what v reads or comes after)."""
+    seen, stack = set(), [v]
+    while stack:
+        x = stack.pop()
+        for d in reads[x] + list(J.byid[x].after):
+            if d == u:
+                return True
+            if d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
 
 
 # The program of a vjp graph's gradient node (Joint.gouts): the gradient
@@ -1676,6 +1729,19 @@ def _finish(J, model, inputs, targets, measure, say):
                 n.after = tuple(n.after) + (prev.id,)
             prev, seen, k = n, k, k + 1
         last[n.id] = seen
+    # A node that updates a buffer or parameter in place (a batch norm's
+    # running statistics) does so on its first computation, so two that
+    # update the same one must first run in the model's order: each comes
+    # after the one before it, unless that one is already an ancestor.  A
+    # batch norm called on two branches (a siamese network) had its two
+    # updates swapped by a schedule that recomputed (an outside review).
+    prev_w = {}
+    for n in J.nodes:
+        for nm in _ext_writes(n):
+            p = prev_w.get(nm)
+            if p is not None and p not in n.after and not _reaches(J, reads, n.id, p):
+                n.after = tuple(n.after) + (p,)
+            prev_w[nm] = n.id
     # Inputs of each node (what it reads, then what it must come after).
     for n in J.nodes:
         n.inputs = [d for d in dict.fromkeys(reads[n.id] + list(n.after)) if d != n.id]

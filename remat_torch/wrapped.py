@@ -38,6 +38,7 @@ import json
 import os
 import sys
 import tempfile
+import types
 import time
 
 from remat_torch import api as A, storage_nbytes, write_text
@@ -398,6 +399,7 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                         add((k, tuple(map(_Ref, v.values()))))
                 elif k not in base:
                     add((k, _frozen(v, self._registered)))
+        add(forward_globals(self._mods, self._registered))
         return tuple(st)
 
     def signature(self, args, kwargs, params=None):
@@ -426,7 +428,10 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                 except TypeError:
                     sig.append(("repr", repr(x)))
         sig.append(JT.autocast_state())
-        sig.append(tuple([(p.requires_grad, p.dtype, p.device) for p in params.values()]))
+        # Shapes too: a parameter replaced by one of another shape (an
+        # embedding grown) ran the stale plan (outside review).
+        sig.append(tuple([(p.requires_grad, p.dtype, p.device, p.shape, p.stride())
+                          for p in params.values()]))
         sig.append(self.state())
         return tuple(sig), leaves
 
@@ -567,6 +572,64 @@ class _Ref:
 
     def __hash__(self):
         return id(self.v)
+
+
+_FORWARD_READS = {}
+
+
+def _forward_reads(cls):
+    """(globals, names, cells) of what cls.forward's code may read outside
+    the module: its global names (nested code too: comprehensions) and its
+    closure; () for torch's own modules and forwards without code."""
+    got = _FORWARD_READS.get(cls)
+    if got is None:
+        fn = getattr(cls, "forward", None)
+        fn = getattr(fn, "__func__", fn)
+        code = getattr(fn, "__code__", None)
+        got = ()
+        if code is not None and not (cls.__module__ or "").startswith("torch."):
+            names, stack = set(), [code]
+            while stack:
+                c = stack.pop()
+                names.update(c.co_names)
+                stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+            got = (fn.__globals__, tuple(sorted(names)), tuple(fn.__closure__ or ()))
+        _FORWARD_READS[cls] = got
+    return got
+
+
+def forward_globals(mods, registered):
+    """The module-level variables and closure values the modules' forwards
+    read (a temperature an annealing schedule sets between calls), frozen
+    as attributes are: a trace holds their values, so a change must plan
+    again (an outside review found a changed global temperature running
+    the first trace's).  Modules, classes and functions are left out; so
+    are the globals of the functions a forward calls."""
+    out, seen = [], set()
+    for m in mods:
+        cls = type(m)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        got = _forward_reads(cls)
+        if not got:
+            continue
+        g, names, cells = got
+        for k in names:
+            v = g.get(k, g)
+            if v is g or isinstance(v, (types.ModuleType, type, torch.nn.Module)) or \
+                    inspect.isroutine(v):
+                continue
+            out.append((k, _frozen(v, registered)))
+        for i, c in enumerate(cells):
+            try:
+                v = c.cell_contents
+            except ValueError:
+                continue
+            if not isinstance(v, (types.ModuleType, type, torch.nn.Module)) and \
+                    not inspect.isroutine(v):
+                out.append((i, _frozen(v, registered)))
+    return tuple(out)
 
 
 def _frozen(v, registered, depth=0):

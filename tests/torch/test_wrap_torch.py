@@ -1275,6 +1275,160 @@ def check_module_state():
     return fails
 
 
+class SharedBN(nn.Module):
+    """One batch norm on two branches the forward does not order."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 64), nn.Linear(16, 64)
+        self.bn = nn.BatchNorm1d(64, momentum=0.5)
+        self.h = nn.Linear(64, 4)
+
+    def forward(self, x):
+        p = self.bn(self.a(x))
+        q = self.bn(self.b(x * 2))
+        return self.h(torch.relu(p) * torch.sigmoid(q))
+
+
+SCALE = 1.0
+
+
+class GlobalNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.h = nn.Linear(16, 16), nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.h(torch.tanh(self.a(x) / SCALE))
+
+
+def check_third_review():
+    """Found by the third outside review of remat_torch (2026-11-29):
+    wrong values before, equal to eager or refused now."""
+    global SCALE
+    fails = []
+    x = torch.randn(256, 16)
+    # Two updates of one batch norm's running statistics, from branches a
+    # schedule may run in either order: the model's order, at the lowest
+    # budget too (the statistics were 0.13 off with 10+ recomputations).
+    for b in ("100%", "lowest"):
+        torch.manual_seed(1)
+        m = SharedBN()
+        e = copy.deepcopy(m)
+        w = wrap(m, (x,), budget=b, time_limit=5)
+        lw, le = w(x).pow(2).mean(), e(x).pow(2).mean()
+        lw.backward()
+        le.backward()
+        same("shared batch norm at %s: loss" % b, lw, le, fails)
+        same_grads(m, e, fails, "shared batch norm at %s" % b)
+        same("shared batch norm at %s: running_mean" % b, m.bn.running_mean,
+             e.bn.running_mean, fails)
+        same("shared batch norm at %s: running_var" % b, m.bn.running_var,
+             e.bn.running_var, fails)
+        if b == "lowest" and recomputes(w) == 0:
+            fails.append("shared batch norm at lowest: nothing recomputed, nothing checked")
+    # A module-level variable the forward reads, changed between calls:
+    # wrap plans again (it ran the first trace's value); plan()'s step
+    # refuses.
+    torch.manual_seed(2)
+    x = torch.randn(8, 16)
+    SCALE = 1.0
+    m = GlobalNet()
+    e = copy.deepcopy(m)
+    w = wrap(m, (x,))
+    w(x).sum().backward()
+    SCALE = 0.25
+    m.zero_grad()
+    lw, le = w(x).pow(2).sum(), e(x).pow(2).sum()
+    lw.backward()
+    le.backward()
+    same("a module-level variable changed: loss", lw, le, fails)
+    same_grads(m, e, fails, "a module-level variable changed")
+    SCALE = 1.0
+    st = remat_torch.plan(GlobalNet(), x, lambda o: o.pow(2).sum(), budget="100%")
+    st(x)
+    SCALE = 0.5
+    try:
+        st(x)
+        fails.append("plan(): a module-level variable changed, the step ran its old trace")
+    except remat_torch.joint.JointError as ex:
+        if "SCALE" not in str(ex):
+            fails.append("plan(): the refusal does not name SCALE: %s" % ex)
+    SCALE = 1.0
+    # A parameter replaced by one of another shape: planned again (the old
+    # plan ran and failed in autograd); plan()'s step refuses.
+    torch.manual_seed(3)
+    m = GlobalNet()
+    w = wrap(m, (x,))
+    w(x).sum().backward()
+    m.h.weight = nn.Parameter(torch.randn(7, 16))
+    m.h.bias = nn.Parameter(torch.randn(7))
+    m.zero_grad(set_to_none=True)
+    e = copy.deepcopy(m)
+    try:
+        lw, le = w(x).pow(2).sum(), e(x).pow(2).sum()
+        lw.backward()
+        le.backward()
+        same("a parameter of another shape: loss", lw, le, fails)
+        same_grads(m, e, fails, "a parameter of another shape")
+    except RuntimeError as ex:
+        fails.append("a parameter of another shape: %s" % str(ex).splitlines()[0])
+    st = remat_torch.plan(m, x, lambda o: o.pow(2).sum(), budget="100%")
+    m.h.weight = nn.Parameter(torch.randn(5, 16))
+    m.h.bias = nn.Parameter(torch.randn(5))
+    try:
+        st(x)
+        fails.append("plan(): a parameter of another shape, the step ran its old trace")
+    except remat_torch.joint.JointError:
+        pass
+
+    # Refused, not PyTorch's traceback nor a stale value.
+    class ReturnsStat(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.bn = nn.Linear(16, 4), nn.BatchNorm1d(4)
+
+        def forward(self, x):
+            return self.bn(self.a(x)), self.bn.running_mean
+
+    class SelectWrite(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(16, 32)
+
+        def forward(self, x):
+            buf = torch.zeros(x.shape[0], 3, 32)
+            buf[:, 1] = torch.tanh(self.a(x))
+            return buf.sum(1)
+
+    class Teacher(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.student, self.teacher = nn.Linear(16, 16), nn.Linear(16, 16)
+            self.teacher.requires_grad_(False)
+
+        def forward(self, x):
+            with torch.no_grad():
+                for pt, ps in zip(self.teacher.parameters(), self.student.parameters()):
+                    pt.mul_(0.9).add_(ps, alpha=0.1)
+                t = self.teacher(x)
+            return self.student(x) - t
+
+    for name, cls, want in (("a running statistic returned", ReturnsStat, "running_mean"),
+                            ("a write into a select view", SelectWrite, "functionalize"),
+                            ("an EMA teacher updated in the forward", Teacher, "teacher")):
+        try:
+            out = wrap(cls(), (x,))(x)
+            fails.append("%s: ran (%s), not refused" % (name, type(out).__name__))
+        except remat_torch.joint.JointError as ex:
+            if want not in str(ex):
+                fails.append("%s: the refusal does not say %r: %s" % (name, want, ex))
+        except Exception as ex:
+            fails.append("%s: %s, not a refusal: %s" % (name, type(ex).__name__,
+                                                        str(ex).splitlines()[0]))
+    return fails
+
+
 def main():
     return run_checks("torch/wrap", [
         ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
@@ -1297,6 +1451,9 @@ def main():
         ("the module's state: flags, attributes, tensors, hooks changed after planning; "
          "spectral_norm; a parameter changed in place, one tensor as two inputs",
          check_module_state),
+        ("a batch norm on two branches, a module-level variable, a parameter of another "
+         "shape; a returned statistic, a write into a view, an EMA teacher refused",
+         check_third_review),
     ])
 
 
