@@ -880,13 +880,23 @@ def _device_of(model, tensors):
 
 
 def _plain_attrs(model):
-    """Each module's plain attributes (wrapped.module_attrs), frozen as
-    wrap's signature freezes them, with a copy of each to put back."""
-    from remat_torch.wrapped import _frozen, module_attrs
+    """Each module's plain attributes (wrapped.module_attrs) and the
+    module-level variables the forwards read (wrapped.forward_globals),
+    frozen as wrap's signature freezes them, with a copy of each to put
+    back: {(id(module), name) or (globals' id, name): (the module's
+    __dict__ or the globals, frozen, copy)}."""
+    from remat_torch.wrapped import _frozen, forward_globals, module_attrs
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
-    return {(id(m), k): (m, _frozen(v, reg),
-                         copy.copy(v) if isinstance(v, (list, dict, set)) else v)
-            for _, m, k, v in module_attrs(model)}
+
+    def kept(v):
+        return copy.copy(v) if isinstance(v, (list, dict, set)) else v
+    out = {(id(m), k): (m.__dict__, _frozen(v, reg), kept(v))
+           for _, m, k, v in module_attrs(model)}
+    raw = []
+    forward_globals(model.modules(), reg, raw)
+    for g, k, v in raw:
+        out[(id(g), k)] = (g, _frozen(v, reg), kept(v))
+    return out
 
 
 def _random_states():
@@ -929,9 +939,9 @@ def _guarded(model, build):
         now = _plain_attrs(model)
         for k in changed(before, now):
             if k in before:
-                before[k][0].__dict__[k[1]] = before[k][2]
+                before[k][0][k[1]] = before[k][2]
             else:
-                del now[k][0].__dict__[k[1]]
+                del now[k][0][k[1]]
         for _, st, setter in rs:
             setter(st)
     def refuse_random():
@@ -953,7 +963,16 @@ def _guarded(model, build):
             out = build()
             again = changed(mid, _plain_attrs(model))
             if again:
-                m = (mid.get(again[0]) or before[again[0]])[0]
+                d = (mid.get(again[0]) or before[again[0]])[0]
+                owner = next((m for m in model.modules() if m.__dict__ is d), None)
+                if owner is None:
+                    raise JointError("the model's forward changes the module-level variable "
+                                     "'%s' on every call (a counter, a list it appends to); "
+                                     "a plan replays the traced operators, not the Python "
+                                     "forward, so that change would not happen on each "
+                                     "call: keep such state outside the forward"
+                                     % again[0][1])
+                m = owner
                 raise JointError("the forward of %s changes its attribute '%s' on every "
                                  "call (a counter, a list it appends to); a plan replays "
                                  "the traced operators, not the Python forward, so that "

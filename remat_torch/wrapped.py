@@ -598,13 +598,14 @@ def _forward_reads(cls):
     return got
 
 
-def forward_globals(mods, registered):
+def forward_globals(mods, registered, raw=None):
     """The module-level variables and closure values the modules' forwards
     read (a temperature an annealing schedule sets between calls), frozen
     as attributes are: a trace holds their values, so a change must plan
     again (an outside review found a changed global temperature running
     the first trace's).  Modules, classes and functions are left out; so
-    are the globals of the functions a forward calls."""
+    are the globals of the functions a forward calls.  raw (a list) also
+    gets (globals dict, name, value) of each global."""
     out, seen = [], set()
     for m in mods:
         cls = type(m)
@@ -621,6 +622,8 @@ def forward_globals(mods, registered):
                     inspect.isroutine(v):
                 continue
             out.append((k, _frozen(v, registered)))
+            if raw is not None:
+                raw.append((g, k, v))
         for i, c in enumerate(cells):
             try:
                 v = c.cell_contents

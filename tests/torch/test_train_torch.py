@@ -332,16 +332,19 @@ def check_refused():
 PLANTED = '''
 import torch, torch.nn as nn
 CALLS = [0]
+def bump():
+    CALLS[0] += 1
+    return float(CALLS[0])
 class Drifting(nn.Module):
-    """Its forward changes from call to call, through a global the trace
-    cannot see (a counter on the module is refused at tracing): the traced
-    step is not the step eager PyTorch runs later."""
+    """Its forward changes from call to call, through a global of a
+    function it calls, which the trace cannot see (a counter on the module,
+    or a global the forward itself changes, is refused at tracing): the
+    traced step is not the step eager PyTorch runs later."""
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(6, 4)
     def forward(self, x):
-        CALLS[0] += 1
-        return self.lin(x) * float(CALLS[0])
+        return self.lin(x) * bump()
 def build(batch):
     torch.manual_seed(0)
     x = torch.randn(batch, 6)

@@ -1291,6 +1291,17 @@ class SharedBN(nn.Module):
 
 
 SCALE = 1.0
+CALLS = [0]     # a module-level variable a forward changes (refused)
+
+
+class CountingNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(16, 4)
+
+    def forward(self, x):
+        CALLS[0] += 1
+        return self.a(x)
 
 
 class GlobalNet(nn.Module):
@@ -1414,6 +1425,18 @@ def check_third_review():
                 t = self.teacher(x)
             return self.student(x) - t
 
+    # A forward that changes a module-level variable on every call: the
+    # plan would not (it re-planned on every call once the variable was in
+    # the signature); refused, and the variable put back.
+    try:
+        wrap(CountingNet(), (x,))(x)
+        fails.append("a forward counting its calls in a module-level list: not refused")
+    except remat_torch.joint.JointError as ex:
+        if "CALLS" not in str(ex):
+            fails.append("a forward counting its calls: the refusal does not say CALLS: %s" % ex)
+    if CALLS != [0]:
+        fails.append("a forward counting its calls: CALLS is %s after the refusal, not [0]"
+                     % CALLS)
     for name, cls, want in (("a running statistic returned", ReturnsStat, "running_mean"),
                             ("a write into a select view", SelectWrite, "functionalize"),
                             ("an EMA teacher updated in the forward", Teacher, "teacher")):
