@@ -272,6 +272,13 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 	}
 	if (rc != REMAT_OK) {
 		cli_error("%s", err.msg);
+		/*
+		 * No schedule is given (or it is over the budget): nothing is
+		 * optimal, and no gap is a schedule's (a failed -o write said
+		 * "optimal": true beside "valid": false; outside review).
+		 */
+		report.gap = NAN;
+		report.optimal = -1;
 		if (json)
 			cli_print_result_json(stdout, rc == REMAT_ENOFIT && res.valid ? &res : NULL,
 					      req.budget, p->name, report.chosen, elapsed, err.msg,

@@ -16,8 +16,9 @@
  * auto's probes are auto asked only for a schedule within the budget
  * (--gap 0.999: it stops at the first one its fast planners find, and its
  * cut bound may prove at once that none exists); then auto plans, with
- * the options it was given, at the lowest budget that fitted with the
- * time left, to lower the cost there, and the cheaper schedule is kept.
+ * the options it was given, at the lowest peak found with the time left,
+ * to lower the cost there, and the cheaper schedule is kept (its budget,
+ * that peak, is the one reported).
  */
 #include <math.h>
 #include <stdio.h>
@@ -206,14 +207,16 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 	free(opts);
 
 	/*
-	 * auto: plan at the budget of the lowest probe that fitted, to lower
-	 * the cost there (and so that auto asked for that budget again finds
-	 * a schedule, as it did here).
+	 * auto: plan at the lowest peak found, to lower the cost there.  Not
+	 * at the budget of the probe that found it: a cheaper schedule there
+	 * may peak higher (an outside review: fcn-8-vgg-train's first probe
+	 * found the peak bound, 7.72 GiB, and the plan at its budget, 10.14
+	 * GiB, replaced it with a cheaper one of 9.78 GiB).
 	 */
 	if (is_auto && !remat_plan_expired(req)) {
 		struct remat_plan_request sub = *req;
 
-		sub.budget = at;
+		sub.budget = res->peak_mem;
 		/*
 		 * Leave the caller a moment of the limit to check and write
 		 * the answer: --time-limit bounds the whole command.
@@ -225,6 +228,7 @@ int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_req
 		if (rc == REMAT_OK && tres.cost < res->cost) {
 			remat_schedule_swap(out, &try);
 			*res = tres;
+			at = sub.budget;
 			auto_won = 1;
 			if (req->report)
 				snprintf(chosen, sizeof(chosen), "%s", req->report->chosen);
