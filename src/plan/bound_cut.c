@@ -997,6 +997,47 @@ out:
  * models; its answer that nothing fits is not taken as a proof.  With
  * one moment (k = 1), x's knapsack whole (exact_x).
  */
+/* A window MILP's variable: a column (>= 0), or one of these. */
+#define WM_ABSENT (-1) /* no such variable (not needed, or the moment itself) */
+#define WM_FREE (-2)   /* to be a column */
+#define WM_ONE (-3)    /* fixed at 1 */
+#define WM_ZERO (-4)   /* fixed at 0 */
+
+/*
+ * The row p <= q + r (r may be WM_ABSENT), with fixed variables as
+ * constants; *never is set when the constants alone break it (the model
+ * has no solution, which proves nothing: see window_milp).
+ */
+static int wm_row(struct remat_i_milp *m, int32_t p, int32_t q, int32_t r, int *never,
+		  struct remat_error *err)
+{
+	double rhs = 0;
+	int vars = 0, rc = REMAT_OK;
+	int32_t t[3] = {p, q, r};
+	double coef[3] = {1, -1, -1};
+	int i;
+
+	if (p == WM_ZERO || p == WM_ABSENT || q == WM_ONE || r == WM_ONE)
+		return REMAT_OK; /* holds whatever the rest is */
+	for (i = 0; i < 3; i++)
+		vars += t[i] >= 0;
+	if (vars == 0) {
+		if (p == WM_ONE)
+			*never = 1; /* 1 <= 0 */
+		return REMAT_OK;
+	}
+	remat_i_milp_row_begin(m);
+	for (i = 0; i < 3 && rc == REMAT_OK; i++) {
+		if (t[i] >= 0)
+			rc = remat_i_milp_row_add(m, t[i], coef[i], err);
+		else if (t[i] == WM_ONE)
+			rhs -= coef[i];
+	}
+	if (rc == REMAT_OK)
+		rc = remat_i_milp_row_end(m, -HUGE_VAL, rhs, err);
+	return rc;
+}
+
 static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadline,
 		       int relax, double *extra, struct remat_error *err)
 {
@@ -1006,7 +1047,7 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 	struct remat_i_milp_result mr;
 	int32_t *acol = NULL, *ccol = NULL, i, v, j;
 	uint8_t *mk = NULL;
-	int rc = REMAT_OK;
+	int rc = REMAT_OK, never = 0;
 	size_t n = (size_t)g->n;
 
 	*extra = 0;
@@ -1025,85 +1066,101 @@ static int window_milp(struct cut *c, const int32_t *mo, int32_t k, double deadl
 		memcpy(mk + (size_t)i * n, c->mark, n);
 	}
 	c->y = -1;
-	/* Columns, with what the window fixes as bounds. */
+	/*
+	 * What each moment fixes: c_v = 0 (an input node, an input of the
+	 * moment, an ancestor that may not be recomputed), c_v = a_v = 1 (a
+	 * descendant), a_v = 1 (an input of the moment or of a descendant,
+	 * an output at the last moment).  A fixed variable is a constant, not
+	 * a column: on a training graph the loss's descendants are half the
+	 * nodes, and CBC, without its preprocessing, took ten times as long
+	 * on the model with them (resnet101 at 50%: the loss's cut in 10 s
+	 * instead of 1 s).
+	 */
 	for (i = 0; i < k && rc == REMAT_OK; i++) {
 		const uint8_t *mark = mk + (size_t)i * n;
 		int last = i + 1 == k;
 
-		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+		for (v = 0; v < g->n; v++) {
 			size_t at = (size_t)i * n + (size_t)v;
-			double alo = 0, clo = 0, cup = 1;
 
-			acol[at] = ccol[at] = -1;
+			acol[at] = ccol[at] = WM_ABSENT;
 			if (!c->need[v] || v == mo[i])
 				continue;
+			acol[at] = ccol[at] = WM_FREE;
 			if (g->kind[v] == REMAT_KIND_INPUT || (mark[v] & 4) ||
 			    ((mark[v] & 1) && !g->recompute[v]))
-				cup = 0;
+				ccol[at] = WM_ZERO;
 			if ((mark[v] & 4) || (last && g->is_output[v]))
-				alo = 1;
+				acol[at] = WM_ONE;
 			if (mark[v] & 2)
-				alo = clo = 1;
-			if (clo > cup) /* cannot happen: a descendant is none of those */
-				cup = clo;
-			rc = remat_i_milp_add_col(&m, alo, 1, 0, 1, &acol[at], err);
-			if (rc == REMAT_OK)
-				rc = remat_i_milp_add_col(&m, clo, cup, (mark[v] & 1) ?
+				acol[at] = ccol[at] = WM_ONE;
+		}
+		for (v = 0; v < g->n; v++) {
+			if (ccol[(size_t)i * n + (size_t)v] != WM_ONE)
+				continue;
+			for (j = g->in_off[v]; j < g->in_off[v + 1]; j++) {
+				size_t au = (size_t)i * n + (size_t)g->in_idx[j];
+
+				if (acol[au] != WM_ABSENT)
+					acol[au] = WM_ONE;
+			}
+		}
+		/* Columns for the rest. */
+		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
+			size_t at = (size_t)i * n + (size_t)v;
+
+			if (acol[at] == WM_FREE)
+				rc = remat_i_milp_add_col(&m, 0, 1, 0, 1, &acol[at], err);
+			if (rc == REMAT_OK && ccol[at] == WM_FREE)
+				rc = remat_i_milp_add_col(&m, 0, 1, (mark[v] & 1) ?
 							  g->cost[v] / c->unit : 0, 1, &ccol[at], err);
 		}
 	}
-#define ROW2(p, q) /* p <= q */                                                   \
-	do {                                                                      \
-		remat_i_milp_row_begin(&m);                                        \
-		rc = remat_i_milp_row_add(&m, (p), 1, err);                        \
-		if (rc == REMAT_OK)                                                \
-			rc = remat_i_milp_row_add(&m, (q), -1, err);               \
-		if (rc == REMAT_OK)                                                \
-			rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);          \
-	} while (0)
 	for (i = 0; i < k && rc == REMAT_OK; i++) {
 		for (v = 0; v < g->n && rc == REMAT_OK; v++) {
 			size_t at = (size_t)i * n + (size_t)v;
 
-			if (ccol[at] < 0)
+			if (ccol[at] == WM_ABSENT)
 				continue;
-			ROW2(ccol[at], acol[at]);
+			/* c_v <= a_v; c_v <= a_u for each input u. */
+			rc = wm_row(&m, ccol[at], acol[at], WM_ABSENT, &never, err);
 			for (j = g->in_off[v]; j < g->in_off[v + 1] && rc == REMAT_OK; j++) {
 				int32_t u = g->in_idx[j];
 
-				if (u != mo[i] && acol[(size_t)i * n + (size_t)u] >= 0)
-					ROW2(ccol[at], acol[(size_t)i * n + (size_t)u]);
+				if (u != mo[i])
+					rc = wm_row(&m, ccol[at], acol[(size_t)i * n + (size_t)u],
+						    WM_ABSENT, &never, err);
 			}
 			/* Resident at this moment: there in the window before. */
-			if (i > 0 && v != mo[i - 1] && acol[at - n] >= 0 && rc == REMAT_OK) {
-				remat_i_milp_row_begin(&m);
-				rc = remat_i_milp_row_add(&m, acol[at], 1, err);
-				if (rc == REMAT_OK)
-					rc = remat_i_milp_row_add(&m, ccol[at], -1, err);
-				if (rc == REMAT_OK)
-					rc = remat_i_milp_row_add(&m, acol[at - n], -1, err);
-				if (rc == REMAT_OK)
-					rc = remat_i_milp_row_end(&m, -HUGE_VAL, 0, err);
-			}
+			if (i > 0 && v != mo[i - 1] && acol[at - n] != WM_ABSENT && rc == REMAT_OK)
+				rc = wm_row(&m, acol[at], ccol[at], acol[at - n], &never, err);
 		}
 		/* What is resident fits beside the moment. */
 		if (rc == REMAT_OK) {
+			double room = room_at(c, mo[i]);
+
 			remat_i_milp_row_begin(&m);
 			for (v = 0; v < g->n && rc == REMAT_OK; v++) {
 				size_t at = (size_t)i * n + (size_t)v;
+				double b = (double)g->mem[v];
 
-				if (ccol[at] < 0 || g->mem[v] == 0)
+				if (ccol[at] == WM_ABSENT || g->mem[v] == 0)
 					continue;
-				rc = remat_i_milp_row_add(&m, acol[at], (double)g->mem[v], err);
-				if (rc == REMAT_OK)
-					rc = remat_i_milp_row_add(&m, ccol[at], -(double)g->mem[v], err);
+				if (acol[at] >= 0)
+					rc = remat_i_milp_row_add(&m, acol[at], b, err);
+				else
+					room -= b; /* a_v = 1 */
+				if (rc == REMAT_OK && ccol[at] >= 0)
+					rc = remat_i_milp_row_add(&m, ccol[at], -b, err);
+				else if (ccol[at] == WM_ONE)
+					room += b;
 			}
 			if (rc == REMAT_OK)
-				rc = remat_i_milp_row_end(&m, -HUGE_VAL, room_at(c, mo[i]), err);
+				rc = remat_i_milp_row_end(&m, -HUGE_VAL, room, err);
 		}
 	}
-#undef ROW2
-	if (rc)
+	/* Nothing left to choose: every variable fixed, no recomputation. */
+	if (rc || never || m.ncols == 0)
 		goto out;
 	memset(&opts, 0, sizeof(opts));
 	opts.deadline = deadline;
