@@ -598,6 +598,11 @@ def _forward_reads(cls):
     return got
 
 
+def _not_state(v):
+    """A module, class, nn.Module or function: read by name, not state."""
+    return isinstance(v, (types.ModuleType, type, torch.nn.Module)) or inspect.isroutine(v)
+
+
 def forward_globals(mods, registered, raw=None):
     """The module-level variables and closure values the modules' forwards
     read (a temperature an annealing schedule sets between calls), frozen
@@ -618,8 +623,7 @@ def forward_globals(mods, registered, raw=None):
         g, names, cells = got
         for k in names:
             v = g.get(k, g)
-            if v is g or isinstance(v, (types.ModuleType, type, torch.nn.Module)) or \
-                    inspect.isroutine(v):
+            if v is g or _not_state(v):
                 continue
             out.append((k, _frozen(v, registered)))
             if raw is not None:
@@ -629,8 +633,7 @@ def forward_globals(mods, registered, raw=None):
                 v = c.cell_contents
             except ValueError:
                 continue
-            if not isinstance(v, (types.ModuleType, type, torch.nn.Module)) and \
-                    not inspect.isroutine(v):
+            if not _not_state(v):
                 out.append((i, _frozen(v, registered)))
     return tuple(out)
 
