@@ -1492,6 +1492,42 @@ def _ext_writes(n):
     return out
 
 
+# An ordering token: a node of no bytes (an empty tensor) that comes after
+# node p and reads nothing.  A node that must first run after p comes after
+# p's token instead, so p need not be resident then, nor when that node is
+# computed again: the token, computed once and held, costs nothing.
+ORDER_OP = "aten.empty.memory_format"
+
+
+def _order_token(J, p, reads, tokens):
+    """The id of p's ordering token (made once, in J.byid and tokens)."""
+    t = tokens.get(p)
+    if t is None:
+        t = JNode("%s~after" % p, "forward",
+                  [{"op": ORDER_OP, "args": [[0]], "kwargs": {}}],
+                  "ordering token: after %s" % p)
+        t.after = (p,)
+        t.inputs = [p]
+        t.once = True       # computed once, after p's first computation
+        J.byid[t.id] = t
+        reads[t.id] = []
+        tokens[p] = t
+    return t.id
+
+
+def _place_tokens(J, tokens):
+    """Each token not yet in J.nodes placed right after its node."""
+    placed = {n.id for n in J.nodes}
+    nodes = []
+    for n in J.nodes:
+        nodes.append(n)
+        t = tokens.get(n.id)
+        if t is not None and t.id not in placed:
+            nodes.append(t)
+    J.nodes = nodes
+    J.reindex()
+
+
 def _reaches(J, reads, v, u):
     """Whether u is among v's ancestors (what v reads or comes after)."""
     seen, stack = set(), [v]
@@ -1740,12 +1776,17 @@ def _finish(J, model, inputs, targets, measure, say):
             ref_nodes(c["args"], deps)
             ref_nodes(list(c["kwargs"].values()), deps)
         reads[n.id] = [d for d in dict.fromkeys(deps) if d != n.id]
+    # Both orders go through ordering tokens (_order_token), so that the
+    # earlier node's value need not be held for the later one.
+    tokens = {}
     prev, k, last = None, 0, {}     # last[v]: the latest random node among v and its ancestors
     for n in J.nodes:
         seen = max([last.get(d, -1) for d in reads[n.id] + list(n.after)], default=-1)
         if n.random:
             if prev is not None and seen < k - 1:
-                n.after = tuple(n.after) + (prev.id,)
+                t = _order_token(J, prev.id, reads, tokens)
+                last[t] = k - 1
+                n.after = tuple(n.after) + (t,)
             prev, seen, k = n, k, k + 1
         last[n.id] = seen
     # A node that updates a buffer or parameter in place (a batch norm's
@@ -1758,9 +1799,10 @@ def _finish(J, model, inputs, targets, measure, say):
     for n in J.nodes:
         for nm in _ext_writes(n):
             p = prev_w.get(nm)
-            if p is not None and p not in n.after and not _reaches(J, reads, n.id, p):
-                n.after = tuple(n.after) + (p,)
+            if p is not None and not _reaches(J, reads, n.id, p):
+                n.after = tuple(n.after) + (_order_token(J, p, reads, tokens),)
             prev_w[nm] = n.id
+    _place_tokens(J, tokens)
     # Inputs of each node (what it reads, then what it must come after).
     for n in J.nodes:
         n.inputs = [d for d in dict.fromkeys(reads[n.id] + list(n.after)) if d != n.id]
@@ -1787,6 +1829,8 @@ def _finish(J, model, inputs, targets, measure, say):
         # the backward reads was drawn late (an outside review).
         fwd_random = [n.id for n in J.nodes if n.random and n.id not in after_grads]
         fwd_effects += fwd_random[-1:]
+        fwd_effects = [_order_token(J, x, reads, tokens) for x in fwd_effects]
+        _place_tokens(J, tokens)
         for g in J.gouts:
             gn = J.byid[g]
             gn.inputs = gn.inputs + [x for x in fwd_effects if x not in gn.inputs]
