@@ -1275,6 +1275,30 @@ def check_module_state():
     return fails
 
 
+def bn_step_as_eager(cls, x, b, tag, fails):
+    """A step of cls() (its batch norm .bn) wrapped at budget b against
+    eager on a copy, under the same seed: loss, gradients and running
+    statistics; at "lowest" something must be recomputed.  The wrapper."""
+    torch.manual_seed(1)
+    m = cls()
+    e = copy.deepcopy(m)
+    w = wrap(m, (x,), budget=b, time_limit=5)
+    torch.manual_seed(5)
+    lw = w(x).pow(2).mean()
+    torch.manual_seed(5)
+    le = e(x).pow(2).mean()
+    lw.backward()
+    le.backward()
+    tag = "%s at %s" % (tag, b)
+    same(tag + ": loss", lw, le, fails)
+    same_grads(m, e, fails, tag)
+    same(tag + ": running_mean", m.bn.running_mean, e.bn.running_mean, fails)
+    same(tag + ": running_var", m.bn.running_var, e.bn.running_var, fails)
+    if b == "lowest" and recomputes(w) == 0:
+        fails.append(tag + ": nothing recomputed, nothing checked")
+    return w
+
+
 class SharedBN(nn.Module):
     """One batch norm on two branches the forward does not order."""
 
@@ -1323,21 +1347,7 @@ def check_third_review():
     # schedule may run in either order: the model's order, at the lowest
     # budget too (the statistics were 0.13 off with 10+ recomputations).
     for b in ("100%", "lowest"):
-        torch.manual_seed(1)
-        m = SharedBN()
-        e = copy.deepcopy(m)
-        w = wrap(m, (x,), budget=b, time_limit=5)
-        lw, le = w(x).pow(2).mean(), e(x).pow(2).mean()
-        lw.backward()
-        le.backward()
-        same("shared batch norm at %s: loss" % b, lw, le, fails)
-        same_grads(m, e, fails, "shared batch norm at %s" % b)
-        same("shared batch norm at %s: running_mean" % b, m.bn.running_mean,
-             e.bn.running_mean, fails)
-        same("shared batch norm at %s: running_var" % b, m.bn.running_var,
-             e.bn.running_var, fails)
-        if b == "lowest" and recomputes(w) == 0:
-            fails.append("shared batch norm at lowest: nothing recomputed, nothing checked")
+        bn_step_as_eager(SharedBN, x, b, "shared batch norm", fails)
     # A module-level variable the forward reads, changed between calls:
     # wrap plans again (it ran the first trace's value); plan()'s step
     # refuses.
@@ -1481,22 +1491,7 @@ def check_ordering_tokens():
     fails = []
     x = torch.randn(512, 64)
     for b in ("100%", "lowest"):
-        torch.manual_seed(1)
-        m = Towers()
-        e = copy.deepcopy(m)
-        w = wrap(m, (x,), budget=b, time_limit=5)
-        torch.manual_seed(5)
-        lw = w(x).pow(2).mean()
-        torch.manual_seed(5)
-        le = e(x).pow(2).mean()
-        lw.backward()
-        le.backward()
-        same("towers at %s: loss" % b, lw, le, fails)
-        same_grads(m, e, fails, "towers at %s" % b)
-        same("towers at %s: running_mean" % b, m.bn.running_mean, e.bn.running_mean, fails)
-        same("towers at %s: running_var" % b, m.bn.running_var, e.bn.running_var, fails)
-        if b == "lowest" and recomputes(w) == 0:
-            fails.append("towers at lowest: nothing recomputed, nothing checked")
+        w = bn_step_as_eager(Towers, x, b, "towers", fails)
         J = next(iter(w.plans.values())).J
         ordered = 0
         for n in J.nodes:
