@@ -110,8 +110,8 @@ struct remat_node_spec {
 	int recompute;         /* nonzero: may be recomputed */
 	const char *label;     /* may be NULL */
 	const char *grad_of;   /* may be NULL */
-	const char *const *inputs;
-	int32_t n_inputs;
+	const char *const *inputs;   /* n_inputs ids; NULL only when n_inputs is 0 */
+	int32_t n_inputs;      /* >= 0 */
 };
 
 struct remat_graph_builder;

@@ -265,6 +265,10 @@ int remat_builder_add(struct remat_graph_builder *b,
 	if (isnan(s->cost) || isinf(s->cost))
 		return REMAT_FAIL(err, REMAT_EINPUT,
 				  "%s: node '%s': 'cost' must be a finite number >= 0", src, s->id);
+	if (s->n_inputs < 0 || (s->n_inputs > 0 && !s->inputs))
+		return REMAT_FAIL(err, REMAT_EINPUT, "%s: node '%s': %d 'inputs' %s", src,
+				  s->id, s->n_inputs, s->n_inputs < 0 ? "(a count below 0)" :
+				  "given as a NULL array");
 	if (s->kind == REMAT_KIND_INPUT && s->n_inputs > 0)
 		return REMAT_FAIL(err, REMAT_EINPUT,
 				  "%s: node '%s': 'inputs' must be empty on an input node",

@@ -44,6 +44,7 @@ int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
 		   struct remat_sim_result *r, struct remat_error *err)
 {
 	struct remat_i_frees fr;
+	struct remat_error ierr;
 	uint8_t *resident = NULL, *computed = NULL;
 	int64_t i, cur = 0, distinct = 0;
 	int have_compute = 0, rc = REMAT_OK;
@@ -65,7 +66,17 @@ int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the simulator");
 		goto done;
 	}
+	/*
+	 * The frees of a compute order, which need every node index in range
+	 * (a schedule built through the library: the first one out of range
+	 * makes it invalid there, as the walk below says with frees).
+	 */
 	if (r->compute_only) {
+		if (remat_i_check_indices(g, s, &i, &ierr)) {
+			sim_fail(r, i, -1, "steps[%lld]: node index %d out of range",
+				 (long long)i, s->steps[i].node);
+			goto done;
+		}
 		rc = remat_i_frees_plan(g, s, &fr, err);
 		if (rc)
 			goto done;

@@ -333,6 +333,10 @@ static void test_builder_direct(void **state)
 	struct remat_node_spec p = { "p", REMAT_KIND_INPUT, 3, 0, -1, 1, NULL, NULL, NULL, 0 };
 	struct remat_node_spec q = { "q", REMAT_KIND_OP, 5, 0, 2.5, 1, "lbl", NULL, ins, 2 };
 	struct remat_node_spec bad = { "r", REMAT_KIND_OP, -5, 0, 1, 1, NULL, NULL, NULL, 0 };
+	/* A count below 0, or inputs without their array (an outside review:
+	 * -3 was taken, and the next node wrote before the id array). */
+	struct remat_node_spec neg = { "s", REMAT_KIND_OP, 1, 0, 1, 1, NULL, NULL, ins, -3 };
+	struct remat_node_spec nul = { "t", REMAT_KIND_OP, 1, 0, 1, 1, NULL, NULL, NULL, 2 };
 
 	(void)state;
 	assert_int_equal(remat_builder_new("built", &b, &err), REMAT_OK);
@@ -340,6 +344,10 @@ static void test_builder_direct(void **state)
 	assert_int_equal(remat_builder_add(b, &p, &err), REMAT_OK);
 	assert_int_equal(remat_builder_add(b, &bad, &err), REMAT_EINPUT);
 	assert_non_null(strstr(err.msg, "node 'r'"));
+	assert_int_equal(remat_builder_add(b, &neg, &err), REMAT_EINPUT);
+	assert_non_null(strstr(err.msg, "node 's'"));
+	assert_int_equal(remat_builder_add(b, &nul, &err), REMAT_EINPUT);
+	assert_non_null(strstr(err.msg, "node 't'"));
 	assert_int_equal(remat_builder_finish(b, &g, &err), REMAT_OK);
 	assert_int_equal(g->n, 2);
 	assert_int_equal(g->n_edges, 1);

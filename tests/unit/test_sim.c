@@ -102,6 +102,50 @@ static void test_invalid_steps(void **state)
 	remat_graph_free(g);
 }
 
+/*
+ * A schedule built through the library with a node index out of range:
+ * invalid at that step, with or without frees, and refused by the
+ * liveness pass (an outside review: a compute-only one was read, and
+ * written, out of bounds before the check).
+ */
+static void test_index_out_of_range(void **state)
+{
+	struct remat_graph *g = tu_graph(TU_KUMAR);
+	int32_t bad[2] = { -1, 0 };
+	struct remat_sim_result r;
+	struct remat_schedule s, out;
+	struct remat_error err;
+	int i, with_free;
+
+	(void)state;
+	bad[1] = g->n;
+	remat_schedule_init(&out);
+	for (i = 0; i < 2; i++)
+		for (with_free = 0; with_free < 2; with_free++) {
+			remat_schedule_init(&s);
+			assert_int_equal(remat_schedule_push(&s, REMAT_OP_COMPUTE, 0, &err),
+					 REMAT_OK);
+			if (with_free)
+				assert_int_equal(remat_schedule_push(&s, REMAT_OP_FREE, 0, &err),
+						 REMAT_OK);
+			assert_int_equal(remat_schedule_push(&s, REMAT_OP_COMPUTE, bad[i], &err),
+					 REMAT_OK);
+			assert_int_equal(remat_simulate(g, &s, -1, NULL, &r, &err), REMAT_OK);
+			assert_false(r.valid);
+			assert_int_equal(r.error_step, 1 + with_free);
+			assert_non_null(strstr(r.error, "out of range"));
+			if (!with_free) {
+				assert_int_equal(remat_liveness(g, &s, &out, &err), REMAT_EINPUT);
+				assert_non_null(strstr(err.msg, "out of range"));
+				assert_int_equal(remat_schedule_add_frees(g, &s, &err),
+						 REMAT_EINPUT);
+			}
+			remat_schedule_release(&s);
+		}
+	remat_schedule_release(&out);
+	remat_graph_free(g);
+}
+
 static void test_inputs_and_recompute_false(void **state)
 {
 	struct remat_graph *g = tu_graph(HEAD "\"nodes\":["
@@ -224,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_kumar_remat_A),
 		cmocka_unit_test(test_explicit_frees),
 		cmocka_unit_test(test_invalid_steps),
+		cmocka_unit_test(test_index_out_of_range),
 		cmocka_unit_test(test_inputs_and_recompute_false),
 		cmocka_unit_test(test_workspace_counts),
 		cmocka_unit_test(test_unused_input_dropped),
