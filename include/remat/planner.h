@@ -88,7 +88,12 @@ struct remat_plan_report {
 struct remat_plan_request {
 	const struct remat_graph *graph;
 	int64_t budget;               /* bytes */
-	double time_limit;            /* seconds, 0 for none */
+	/*
+	 * Seconds, 0 for none; the deadline is what planners watch.  With
+	 * the deadline 0, remat_plan_run() and remat_plan_lowest() set it to
+	 * time_limit from their start.
+	 */
+	double time_limit;
 	double deadline;              /* remat_now() value, 0 for none */
 	/*
 	 * May be NULL.  Once *stop is nonzero the request counts as out of

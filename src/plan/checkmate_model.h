@@ -218,6 +218,12 @@ int remat_i_cm_opts_read(const struct remat_plan_request *req, struct remat_i_cm
 int remat_i_cm_check_size(const struct remat_i_cm *cm, struct remat_error *err);
 
 /*
+ * Whether sched computes some node more than cm's max_computes times (0
+ * when there is no cap; 1 when out of memory, as if it did).
+ */
+int remat_i_cm_over_cap(const struct remat_i_cm *cm, const struct remat_schedule *sched);
+
+/*
  * Map sched into the model (tmp is scratch); keep it in best when its
  * model peak fits and it is better (*have).  A schedule in another order
  * is no warm start: REMAT_OK, nothing kept.

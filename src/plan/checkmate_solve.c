@@ -263,6 +263,25 @@ int remat_i_cm_check_size(const struct remat_i_cm *cm, struct remat_error *err)
 			  "(at most %d); use another planner", cm->T, REMAT_I_CM_MAX_T);
 }
 
+int remat_i_cm_over_cap(const struct remat_i_cm *cm, const struct remat_schedule *sched)
+{
+	int32_t *n;
+	int64_t i;
+	int over = 0;
+
+	if (cm->max_computes <= 0)
+		return 0;
+	n = calloc((size_t)cm->g->n + 1, sizeof(*n));
+	if (!n)
+		return 1;
+	for (i = 0; i < sched->n && !over; i++)
+		if (sched->steps[i].op == REMAT_OP_COMPUTE && sched->steps[i].node >= 0 &&
+		    sched->steps[i].node < cm->g->n)
+			over = ++n[sched->steps[i].node] > cm->max_computes;
+	free(n);
+	return over;
+}
+
 /* Map sched into the model; keep it in best when it fits and is better. */
 int remat_i_cm_offer(const struct remat_i_cm *cm, const struct remat_schedule *sched,
 		 struct remat_i_cm_sol *tmp, struct remat_i_cm_sol *best, int *have,
@@ -271,6 +290,9 @@ int remat_i_cm_offer(const struct remat_i_cm *cm, const struct remat_schedule *s
 	struct remat_error e;
 	int rc;
 
+	/* --max-computes: a schedule over the cap is no start (a fast planner's). */
+	if (remat_i_cm_over_cap(cm, sched))
+		return REMAT_OK;
 	remat_error_clear(&e);
 	rc = remat_i_cm_map(cm, sched, tmp, &e);
 	if (rc == REMAT_ENOFIT)

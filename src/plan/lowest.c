@@ -118,10 +118,12 @@ static int probe(const struct remat_planner *p, const struct remat_plan_request 
 	return rc;
 }
 
-int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_request *req,
+int remat_plan_lowest(const struct remat_planner *p, const struct remat_plan_request *req_in,
 		      struct remat_schedule *out, struct remat_sim_result *res,
 		      int64_t *peak_bound, struct remat_error *err)
 {
+	struct remat_plan_request timed;
+	const struct remat_plan_request *req = remat_i_request_timed(req_in, &timed);
 	const struct remat_graph *g = req->graph;
 	struct remat_plan_request probes = *req;
 	struct remat_kv *opts = NULL;

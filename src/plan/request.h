@@ -15,4 +15,12 @@
 int remat_i_request_with_option(struct remat_plan_request *sub, const char *key,
 				const char *value, struct remat_kv **kv, struct remat_error *err);
 
+/*
+ * req, or, when only its time_limit is set (deadline 0), *tmp: a copy
+ * whose deadline is time_limit from now (an outside review: a library
+ * caller setting time_limit alone got runs of minutes).
+ */
+const struct remat_plan_request *remat_i_request_timed(const struct remat_plan_request *req,
+							struct remat_plan_request *tmp);
+
 #endif

@@ -70,6 +70,16 @@ int remat_i_request_with_option(struct remat_plan_request *sub, const char *key,
 	return REMAT_OK;
 }
 
+const struct remat_plan_request *remat_i_request_timed(const struct remat_plan_request *req,
+							struct remat_plan_request *tmp)
+{
+	if (req->deadline > 0 || !(req->time_limit > 0))
+		return req;
+	*tmp = *req;
+	tmp->deadline = remat_now() + req->time_limit;
+	return tmp;
+}
+
 int remat_opt_int(const struct remat_plan_request *req, const char *name,
 		  long def, long lo, long hi, long *out, struct remat_error *err)
 {
@@ -315,10 +325,12 @@ static void report_crashes(struct remat_plan_report *r, int64_t n)
 }
 
 int remat_plan_run(const struct remat_planner *p,
-		   const struct remat_plan_request *req,
+		   const struct remat_plan_request *req_in,
 		   struct remat_schedule *out, struct remat_sim_result *res,
 		   struct remat_error *err)
 {
+	struct remat_plan_request timed;
+	const struct remat_plan_request *req = remat_i_request_timed(req_in, &timed);
 	const struct remat_graph *g = req->graph;
 	int64_t lb = remat_i_least_peak(g);
 	int64_t crashes0 = remat_i_milp_crashes(NULL);

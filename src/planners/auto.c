@@ -687,7 +687,9 @@ report:
 			char lim[64] = "";
 
 			/* Cut short: say by what, so that the user knows to give it longer. */
-			if (remat_plan_expired(req) && req->time_limit > 0)
+			if (req->stop && *req->stop)
+				snprintf(lim, sizeof(lim), " before it was stopped");
+			else if (remat_plan_expired(req) && req->time_limit > 0)
 				snprintf(lim, sizeof(lim), " before the time limit (%g s; more may "
 					 "find one)", req->time_limit);
 			else if (remat_plan_expired(req))

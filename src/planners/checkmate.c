@@ -133,6 +133,9 @@ static int keep_mapped(void *ctx, const struct remat_planner *p, struct remat_sc
 
 	(void)r;
 	(void)stop;
+	/* --max-computes: a schedule over the cap is neither a start nor an answer. */
+	if (remat_i_cm_over_cap(w->cm, s))
+		return REMAT_OK;
 	REMAT_TRY(remat_i_cm_offer(w->cm, s, &w->tmp, w->inc, w->have, err));
 	if (*w->have && w->inc->cost < before)
 		w->cm->warm_from = p->name; /* a static string */
@@ -204,7 +207,7 @@ static int prefer_fast(const struct remat_plan_request *req, int rc,
 {
 	struct remat_plan_report *rep = req->report;
 	struct remat_sim_result res;
-	char why[160];
+	char why[256];
 	double floor;
 
 	if (!fast->have || (rc != REMAT_OK && rc != REMAT_ENOFIT))
@@ -221,8 +224,13 @@ static int prefer_fast(const struct remat_plan_request *req, int rc,
 		snprintf(why, sizeof(why), "%s's schedule: it computes every needed node "
 			 "once, so nothing is cheaper (the MILP was not needed)", fast_from);
 	} else {
-		snprintf(why, sizeof(why), "%s's schedule (another first-compute order than the "
-			 "model's): %.80s", fast_from, err->msg);
+		/* Why the MILP gave none, where it fits in the note (not cut mid-word). */
+		int n = snprintf(why, sizeof(why), "%s's schedule (another first-compute order "
+				 "than the model's): %s", fast_from, err->msg);
+
+		if (n < 0 || (size_t)n >= sizeof(why))
+			snprintf(why, sizeof(why), "%s's schedule (another first-compute order "
+				 "than the model's): the MILP found none in its order", fast_from);
 	}
 	remat_schedule_release(out);
 	remat_schedule_init(out);

@@ -17,9 +17,14 @@
  *
  * The child only runs the solver and _exit()s, which is safe after
  * fork() in a single-threaded process.  remat's own threads (the order
- * search's climbers) are joined before any solve; remat_i_threads_add()
- * counts them and a solve refuses to fork while one runs.  A
- * multithreaded library user should know that MILP solves fork.
+ * search's climbers) are joined before any solve of the same plan;
+ * remat_i_threads_add() counts them.  Plans run by several threads of a
+ * library user meet at a gate: a solve waits, until its deadline, for
+ * the other plans' climbers to end (and then says it stopped without a
+ * solution, as at a deadline), and climbers wait to start while a solve
+ * forks.  (A solve used to refuse with REMAT_EINTERNAL: an outside review
+ * ran lns and checkmate in two threads, and 7 of 10 checkmate runs
+ * failed.)  Threads of the user's own still see a fork.
  *
  * A child that dies by a signal the parent did not send (CBC 2.10.8's
  * SIGSEGV in CglPreProcess::postProcess: issue 36, see lns.c) is counted:
@@ -29,12 +34,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -58,7 +64,11 @@ static void quiet_child(void)
 
 static _Thread_local int64_t crashes;
 static _Thread_local int crash_signal;
-static atomic_int threads_running;
+
+/* The gate: climbers running, solves forking, under gate_mu. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int threads_running, forking;
 
 int64_t remat_i_milp_crashes(int *last_signal)
 {
@@ -69,7 +79,50 @@ int64_t remat_i_milp_crashes(int *last_signal)
 
 void remat_i_threads_add(int delta)
 {
-	atomic_fetch_add(&threads_running, delta);
+	pthread_mutex_lock(&gate_mu);
+	while (delta > 0 && forking)
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	threads_running += delta;
+	if (threads_running == 0)
+		pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+/*
+ * Wait until no climber runs, then hold the gate for a fork (1); 0 when
+ * kill_at (0: none) passes or *stop is set first.
+ */
+static int gate_enter(double kill_at, const volatile sig_atomic_t *stop)
+{
+	int ok;
+
+	pthread_mutex_lock(&gate_mu);
+	while (threads_running > 0 && !(stop && *stop) &&
+	       (kill_at <= 0 || remat_now() < kill_at)) {
+		/* Short waits: the deadline and the stop flag are polled. */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&gate_cv, &gate_mu, &ts);
+	}
+	ok = threads_running == 0;
+	if (ok)
+		forking++;
+	pthread_mutex_unlock(&gate_mu);
+	return ok;
+}
+
+static void gate_leave(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	forking--;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
 }
 
 /* Seconds the child may overrun the deadline before it is killed. */
@@ -246,15 +299,21 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 
 	remat_i_milp_result_init(res);
 	times(opts, &co.deadline, &limit);
-	if (atomic_load(&threads_running) != 0)
-		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: %d other thread(s) of "
-				  "remat are running, and a solve forks", name,
-				  atomic_load(&threads_running));
-	if (pipe(fds) != 0)
+	if (!gate_enter(limit, opts->stop)) {
+		/* Other plans' threads ran to the deadline (or a stop): no solution. */
+		res->status = REMAT_I_MILP_NOSOLUTION;
+		res->stopped = 1;
+		return REMAT_OK;
+	}
+	if (pipe(fds) != 0) {
+		gate_leave();
 		return REMAT_FAIL(err, REMAT_EINTERNAL, "cannot run %s: pipe: %s", name,
 				  strerror(errno));
+	}
 	fflush(NULL);
 	pid = fork();
+	if (pid != 0)
+		gate_leave();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "exhaustive.h"
+#include "plan/request.h"
 #include "randdag.h"
 #include "testutil.h"
 
@@ -237,6 +238,34 @@ static void test_report_init(void **state)
 	assert_string_equal(r.chosen, "");
 }
 
+/*
+ * A request with a time limit and no deadline gets its deadline from the
+ * limit (an outside review: time_limit alone limited nothing: checkmate
+ * ran past 300 s with 2); one with a deadline, or without a limit, is
+ * left as it is.
+ */
+static void test_time_limit_alone(void **state)
+{
+	struct remat_plan_request req, tmp;
+	const struct remat_plan_request *r;
+	double t0, t1;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	req.time_limit = 2;
+	t0 = remat_now();
+	r = remat_i_request_timed(&req, &tmp);
+	t1 = remat_now();
+	assert_ptr_equal(r, &tmp);
+	assert_true(r->deadline >= t0 + 2 && r->deadline <= t1 + 2);
+	assert_true(r->time_limit == 2);
+	req.deadline = 5;
+	assert_ptr_equal(remat_i_request_timed(&req, &tmp), &req);
+	req.deadline = 0;
+	req.time_limit = 0;
+	assert_ptr_equal(remat_i_request_timed(&req, &tmp), &req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_auto_exact_on_tiny_graphs),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_report_init),
+		cmocka_unit_test(test_time_limit_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
