@@ -207,6 +207,11 @@ void cli_set_command(const struct cli_cmd *cmd);
 const char *cli_command_name(void);
 /* Print "remat CMD: msg" (or "remat: msg" outside a command) on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * s made safe to print (remat_i_text_safe(): an id or a graph name from a
+ * file cannot drive the terminal), in one of 4 static buffers used in turn.
+ */
+const char *cli_safe(const char *s);
 /* The same prefix for a note that is not an error ("remat bench: merged ..."). */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Map a libremat status to its exit code. */

@@ -60,7 +60,8 @@ static int parse_count(const char *what, const char *t, int32_t *out)
 	long v;
 
 	if (cli_to_long(t, 0, 2000000000, &v))
-		return cli_usage_error("%s needs a non-negative integer, not '%s'", what, t);
+		return cli_usage_error("%s needs an integer from 0 to 2000000000, not '%s'",
+				       what, t);
 	*out = (int32_t)v;
 	return CLI_EXIT_OK;
 }
@@ -136,10 +137,34 @@ int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv)
 				       argv[0]);
 	if (k->arg_required && !arg)
 		return cli_usage_error("'%s' needs %s", k->name, k->arg);
-	for (o = opts; o->type != CLI_OPT_END; o++)
-		if (o->given && !allowed(k, o->long_name))
+	for (o = opts; o->type != CLI_OPT_END; o++) {
+		static const char *const train_only[] = { "backward-factor", "loss-mem",
+							  "loss-cost", NULL };
+		static const char *const random_only[] = { "mem-min", "mem-max", "cost-min",
+							   "cost-max", NULL };
+		const char *const *t;
+
+		if (!o->given)
+			continue;
+		if (!allowed(k, o->long_name))
 			return cli_usage_error("'--%s' does not apply to '%s'", o->long_name,
 					       k->name);
+		/*
+		 * What a combination leaves without effect is refused too (an
+		 * outside review: layered --loss-mem without --train was taken).
+		 */
+		for (t = train_only; *t; t++)
+			if (strcmp(*t, o->long_name) == 0 &&
+			    (strcmp(k->name, "chain") == 0 ? chain.forward_only :
+			     strcmp(k->name, "train") != 0 && !with_train))
+				return cli_usage_error("'--%s' applies to training graphs: %s",
+						       o->long_name, strcmp(k->name, "chain") == 0 ?
+						       "not with '--forward'" : "add '--train'");
+		for (t = random_only; *t; t++)
+			if (strcmp(*t, o->long_name) == 0 && !chain.random)
+				return cli_usage_error("'--%s' applies to 'chain --random'",
+						       o->long_name);
+	}
 
 	if (strcmp(k->name, "chain") == 0) {
 		if ((rc = parse_count("'chain' N", arg, &chain.n)))
@@ -179,7 +204,12 @@ int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv)
 		rc = remat_graph_write_file(out, g, &err);
 	remat_graph_free(in);
 	remat_graph_free(g);
-	if (rc == REMAT_EUSAGE)
+	/*
+	 * A generator refusing its arguments (a size over its limit, a chain
+	 * of 2^53-byte layers) is a usage error, as the options' own checks
+	 * are; train's graph file is input.
+	 */
+	if (rc == REMAT_EUSAGE || (rc == REMAT_EINPUT && strcmp(k->name, "train") != 0))
 		return cli_usage_error("%s", err.msg);
 	if (rc) {
 		cli_error("%s", err.msg);

@@ -307,7 +307,8 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		remat_format_bytes(g->total_mem, b1, sizeof(b1));
 		remat_format_bytes(g->no_remat_peak, b2, sizeof(b2));
 		remat_format_bytes(g->min_peak_lower_bound, b3, sizeof(b3));
-		printf("graph          %s (%s)\n", g->name, remat_i_input_name(argv[0]));
+		printf("graph          %s (%s)\n", cli_safe(g->name),
+		       cli_safe(remat_i_input_name(argv[0])));
 		printf("nodes          %d: %d input, %d forward, %d loss, %d backward, %d op\n",
 		       g->n, counts[REMAT_KIND_INPUT], counts[REMAT_KIND_FORWARD],
 		       counts[REMAT_KIND_LOSS], counts[REMAT_KIND_BACKWARD],

@@ -105,7 +105,7 @@ int cmd_order(const struct cli_cmd *cmd, int argc, char **argv)
 
 		remat_format_bytes(g->no_remat_peak, b1, sizeof(b1));
 		remat_format_bytes(peak, b2, sizeof(b2));
-		printf("%s: order %s, %.3f s\n", g->name,
+		printf("%s: order %s, %.3f s\n", cli_safe(g->name),
 		       remat_order_method_name((enum remat_order_method)method), remat_now() - t0);
 		printf("  file order  no-remat peak %-14s (%lld bytes)\n", b1,
 		       (long long)g->no_remat_peak);

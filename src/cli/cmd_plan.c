@@ -51,7 +51,8 @@ static void print_recomputed(FILE *o, const struct remat_graph *g,
 			listed[v] = 1;
 			distinct++;
 			if (shown < 5) {
-				fprintf(o, "%s%s", shown ? ", " : "  recomputed  ", g->id[v]);
+				fprintf(o, "%s%s", shown ? ", " : "  recomputed  ",
+					cli_safe(g->id[v]));
 				shown++;
 			}
 		}
@@ -290,7 +291,8 @@ int cmd_plan(const struct cli_cmd *cmd, int argc, char **argv)
 		cli_print_result_json(stdout, &res, req.budget, p->name, report.chosen, elapsed,
 				      NULL, &report);
 	} else {
-		fprintf(sum, "%s: planner %s%s%s%s, %lld steps, planned in %.3f s\n", g->name, p->name,
+		fprintf(sum, "%s: planner %s%s%s%s, %lld steps, planned in %.3f s\n",
+			cli_safe(g->name), p->name,
 		       report.chosen[0] ? " (chose " : "", report.chosen,
 		       report.chosen[0] ? ")" : "", (long long)s.n, elapsed);
 		cli_print_result_text(sum, g, &res, req.budget);

@@ -80,7 +80,7 @@ int cmd_simulate(const struct cli_cmd *cmd, int argc, char **argv)
 		if (!res.feasible)
 			cli_error("%s: %s", spath, msg);
 	} else {
-		printf("%s on %s: %s schedule, %lld steps\n", spath, g->name,
+		printf("%s on %s: %s schedule, %lld steps\n", cli_safe(spath), cli_safe(g->name),
 		       res.compute_only ? "compute-only" : "explicit", (long long)s.n);
 		cli_print_result_text(stdout, g, &res, budget);
 		if (!res.feasible)

@@ -275,8 +275,11 @@ int main(int argc, char **argv)
 		static char help_arg[] = "--help";
 		char *help_argv[] = { help_arg, NULL };
 
-		if (argc > 2 && strcmp(name, "help") == 0 && (cmd = find_command(argv[2])))
-			return run(cmd, 1, help_argv);
+		if (argc > 2 && strcmp(name, "help") == 0) {
+			/* remat help NOSUCH: as remat NOSUCH --help (exit 2). */
+			cmd = find_command(argv[2]);
+			return cmd ? run(cmd, 1, help_argv) : unknown_command(argv[2]);
+		}
 		main_help(stdout);
 		return CLI_EXIT_OK;
 	}

@@ -138,3 +138,13 @@ void cli_print_result_text(FILE *f, const struct remat_graph *g,
 	fprintf(f, "  computes    %-14lld recomputes %lld\n", (long long)res->computes,
 		(long long)res->recomputes);
 }
+
+const char *cli_safe(const char *s)
+{
+	static char buf[4][1024];
+	static unsigned k;
+	char *b = buf[k++ % 4];
+
+	remat_i_text_safe(b, sizeof(buf[0]), s ? s : "");
+	return b;
+}

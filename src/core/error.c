@@ -5,6 +5,7 @@
 
 #include "remat/error.h"
 #include "core/json_read.h"
+#include "core/util.h"
 
 /*
  * Copy message src into dst (size bytes) made safe to print, so that no
@@ -13,7 +14,7 @@
  * controls U+0080-U+009F become \u00NN.  Printable ASCII and valid UTF-8
  * pass through, so escaping twice changes nothing.
  */
-static void clean(char *dst, size_t size, const char *src)
+void remat_i_text_safe(char *dst, size_t size, const char *src)
 {
 	const unsigned char *p = (const unsigned char *)src, *e = p + strlen(src);
 	size_t o = 0;
@@ -65,7 +66,7 @@ int remat_error_set_at(struct remat_error *err, const char *file, int line,
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	clean(err->msg, sizeof(err->msg), raw);
+	remat_i_text_safe(err->msg, sizeof(err->msg), raw);
 	return code;
 }
 
@@ -80,7 +81,7 @@ void remat_error_prefix(struct remat_error *err, const char *fmt, ...)
 	vsnprintf(head, sizeof(head), fmt, ap);
 	va_end(ap);
 	snprintf(raw, sizeof(raw), "%s: %s", head, err->msg);
-	clean(err->msg, sizeof(err->msg), raw);
+	remat_i_text_safe(err->msg, sizeof(err->msg), raw);
 }
 
 const char *remat_status_name(int code)

@@ -37,6 +37,13 @@ int remat_i_max_input(int64_t *out, struct remat_error *err);
 int remat_i_read_file(const char *path, char **buf, size_t *len,
 		      struct remat_error *err);
 
+/*
+ * Copy text src into dst (size bytes) made safe to print: control bytes,
+ * DEL and bytes that are not UTF-8 as \xNN, the C1 controls as \u00NN
+ * (error.c, which makes every library message so).
+ */
+void remat_i_text_safe(char *dst, size_t size, const char *src);
+
 /* How messages name an input: "<stdin>" for "-", else the path itself. */
 const char *remat_i_input_name(const char *path);
 

@@ -46,8 +46,11 @@ int remat_i_row_fits(const struct remat_i_row *r)
 
 void remat_i_row_name(const struct remat_i_row *r, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s %s %s", r->graph[0] ? r->graph : r->file, r->planner,
-		 r->budget_spec);
+	char safe[2048];
+
+	/* A graph's name from its file: safe to print (it may hold controls). */
+	remat_i_text_safe(safe, sizeof(safe), r->graph[0] ? r->graph : r->file);
+	snprintf(buf, size, "%s %s %s", safe, r->planner, r->budget_spec);
 }
 
 void remat_i_rows_init(struct remat_i_rows *t)
