@@ -306,7 +306,7 @@ class Step:
     tensor, so that nothing of a step outlives it)."""
 
     def __init__(self, model, J, steps, summary, graph_path=None, memory=None,
-                 budget_bytes=None, device_bytes=None, meter=None):
+                 budget_bytes=None, device_bytes=None, meter=None, loss_fn=None):
         self.model, self.graph, self.steps, self.summary = model, J, steps, summary
         self.graph_path = graph_path
         self.plan = check_schedule(J, steps)
@@ -317,6 +317,8 @@ class Step:
         self.last = None
         self._specs = None
         self._state = _model_state(model)
+        self.loss_fn = loss_fn
+        self._loss_state = _loss_state(loss_fn)
 
     def _bind(self, inputs, targets):
         if isinstance(inputs, torch.Tensor):
@@ -326,10 +328,12 @@ class Step:
         for nid in self.graph.inputs:
             want = self._specs.get(nid) if self._specs else None
             t = b.batch[nid]
-            if want is not None and (tuple(t.shape), t.dtype, t.device) != want:
-                raise JT.JointError("input %s: shape %s, dtype %s, device %s; the plan was made "
-                                    "for %s, %s, %s (plan again for this shape)"
-                                    % (nid, tuple(t.shape), t.dtype, t.device, *want))
+            # Strides too: a transposed or channels_last batch of the same
+            # shape ran the trace's views and gave wrong values (outside review).
+            if want is not None and _spec(t) != want:
+                raise JT.JointError("input %s: shape %s, strides %s, dtype %s, device %s; the "
+                                    "plan was made for %s, %s, %s, %s (plan again for this "
+                                    "layout, or pass .contiguous())" % ((nid,) + _spec(t) + want))
         return b
 
     def run(self, inputs, *targets, seed=None, meter=None):
@@ -339,10 +343,15 @@ class Step:
         now = _model_state(self.model)
         if now != self._state:
             what = ("a module's train/eval mode" if now[0] != self._state[0] else
-                    "which parameters require grad, or their shapes" if now[1] != self._state[1] else
+                    "which parameters require grad, or their shapes or strides"
+                    if now[1] != self._state[1] else
                     _attrs_changed(self.model, set(now[2]) ^ set(self._state[2])))
             raise JT.JointError("the model changed since this step was planned (%s): the "
                                 "step would run the old trace; plan again" % what)
+        if _loss_state(self.loss_fn) != self._loss_state:
+            raise JT.JointError("the loss function changed since this step was planned (an "
+                                "attribute of it, a variable its code reads or an argument "
+                                "bound to it): the step would run the old trace; plan again")
         if self.graph.random_nodes and seed is None:
             seed = int(torch.randint(0, 2 ** 62, ()).item())
         with JT.modes_kept(self.model):
@@ -395,11 +404,29 @@ def _model_state(model):
     reg = {id(t) for t in list(model.parameters()) + list(model.buffers())}
     # The flags the step runs with: a model in eval mode runs all in train mode.
     flags = tuple(m.training or not model.training for m in model.modules())
-    grads = tuple((n, p.requires_grad, p.shape, p.dtype, p.device)
+    # Strides too: a model moved to channels_last ran the trace's views of
+    # its weights (outside review).
+    grads = tuple((n, p.requires_grad, p.shape, p.stride(), p.dtype, p.device)
                   for n, p in model.named_parameters())
     attrs = [(name, k, _frozen(v, reg)) for name, _, k, v in module_attrs(model)]
     attrs += [(None, k, v) for k, v in forward_globals(model.modules(), reg)]
     return flags, grads, tuple(attrs)
+
+
+def _loss_state(loss_fn):
+    """What a trace of loss_fn fixed besides its arguments (see
+    wrapped.callable_state); () without one.  Its tensors (class weights)
+    by identity: the trace reads them by reference, so a change in place
+    is seen, but not another tensor bound in their place."""
+    if loss_fn is None:
+        return ()
+    from remat_torch.wrapped import BY_IDENTITY, callable_state
+    return callable_state(loss_fn, BY_IDENTITY)
+
+
+def _spec(t):
+    """What a step's plan fixes of a batch tensor."""
+    return (tuple(t.shape), tuple(t.stride()), t.dtype, t.device)
 
 
 def _attrs_changed(model, diff):
@@ -466,8 +493,7 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
     J = JT.build_joint(model, tuple(example_inputs), loss_fn, targets, measure=measure,
                        progress=progress, fake=fake)
     mem = Memory(J.source, opt_bytes)
-    specs = {nid: (tuple(t.shape), t.dtype, t.device)
-             for nid, t in zip(J.inputs, list(example_inputs) + list(targets))}
+    specs = {nid: _spec(t) for nid, t in zip(J.inputs, list(example_inputs) + list(targets))}
     budget = plan_budget(mem, budget, device_bytes)
     folder = keep or tempfile.mkdtemp(prefix="remat_torch.")
     try:
@@ -482,7 +508,7 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     st = Step(model, J, steps, summary, gpath if keep else None, mem,
-              int(summary.get("budget") or 0) or None, device_bytes, meter)
+              int(summary.get("budget") or 0) or None, device_bytes, meter, loss_fn)
     st._specs = specs
     return st
 

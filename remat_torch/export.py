@@ -885,7 +885,8 @@ def main(argv=None, prog=PROG):
     ap.add_argument("--dtype", choices=("fp32", "bf16", "fp16"), default="fp32",
                     help="the parameters' and inputs' floating-point type (default fp32)")
     ap.add_argument("-q", "--quiet", action="store_true",
-                    help="no progress on stderr (shown when stderr is a terminal)")
+                    help="print nothing but errors on stderr (without it: progress when "
+                         "stderr is a terminal, and a summary line)")
     a = ap.parse_args(argv)
     if a.fake and a.measure:
         ap.error("--measure times the operators on real tensors; it cannot be combined "
@@ -925,6 +926,8 @@ def main(argv=None, prog=PROG):
     except OSError as e:
         print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
         return 1
+    if a.quiet:
+        return 0
     nf = sum(1 for n in graph["nodes"] if n.kind in ("forward", "loss"))
     nb = sum(1 for n in graph["nodes"] if n.kind == "backward")
     print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of activations"
@@ -975,6 +978,8 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
     except OSError as e:
         print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
         return 1
+    if a.quiet:
+        return 0
     kinds = [n.kind for n in J.nodes]
     print("%s: %s: %d nodes (%d forward, %d backward), %.1f MiB of parameter gradients%s"
           % (prog, graph["name"], len(J.nodes), kinds.count("forward") + kinds.count("loss"),

@@ -343,6 +343,21 @@ _DATA_SHAPED = frozenset(("nonzero", "nonzero_numpy", "argwhere", "masked_select
                           "repeat_interleave", "_local_scalar_dense"))
 
 
+def _from_placeholder(n):
+    """Whether FX node n is computed from a placeholder (an input,
+    parameter or buffer of the trace), not from constants alone."""
+    seen, stack = set(), [n]
+    while stack:
+        m = stack.pop()
+        if m.op == "placeholder":
+            return True
+        for d in m.all_input_nodes:
+            if d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
+
+
 def _data_shaped(n):
     """What the FX node computes, when the shape of its output depends on
     tensor values (nonzero, masked_select, indexing with a boolean mask);
@@ -352,9 +367,16 @@ def _data_shaped(n):
     name = str(getattr(n.target, "__name__", n.target))
     base = name.split(".")[0]
     if base in _DATA_SHAPED:
-        if base == "repeat_interleave" and not any(
-                isinstance(a, torch.fx.Node) for a in n.args[1:2]):
-            return None                 # a number of repeats: fixed shape
+        if base == "repeat_interleave":
+            # The repeats: a tensor argument (the first of the .Tensor
+            # overload, the second of .self_Tensor).  Made from the trace's
+            # inputs (a batch of counts), the shape depends on its values;
+            # made from constants (a number of repeats traces to
+            # full(3).expand(n)), it is fixed.
+            reps = [a for a in n.args[:2] if isinstance(a, torch.fx.Node)]
+            reps = reps[:1] if name.endswith(".Tensor") else reps[1:]
+            if not any(_from_placeholder(a) for a in reps):
+                return None
         return "aten.%s" % base
     if base == "index" and len(n.args) > 1:
         for ix in n.args[1] or ():
@@ -456,6 +478,39 @@ def functional_call(model, state, args, kwargs=None):
         TRACING[0] -= 1
         for m, flat in swapped:
             m.__dict__["_flat_weights"] = flat
+
+
+class _NoHostReads:
+    """While the user's step is traced, reading a tensor's values into
+    Python (.tolist(), .numpy(), numpy.asarray) is refused: no operator of
+    the trace records it, so the trace would hold the first batch's values
+    for every later batch (an outside review: variable lengths read with
+    .tolist() gave the first call's loss and gradients).  .item() and
+    bool() are refused by the tracer itself."""
+    METHODS = ("tolist", "numpy")
+
+    def __enter__(self):
+        self.saved = {k: torch.Tensor.__dict__.get(k) for k in self.METHODS}
+
+        def refuse(name):
+            def read(*a, **k):
+                raise JointError("the model reads a tensor's values into Python while it runs "
+                                 "(.%s()), which no operator of the trace records, so one "
+                                 "trace cannot stand for every batch (later batches would get "
+                                 "the first one's values); compute with tensor operators, or "
+                                 "keep that part outside what is planned" % name)
+            return read
+        for k in self.METHODS:
+            setattr(torch.Tensor, k, refuse(k))
+        return self
+
+    def __exit__(self, *exc):
+        for k, v in self.saved.items():
+            if v is None:
+                delattr(torch.Tensor, k)
+            else:
+                setattr(torch.Tensor, k, v)
+        return False
 
 
 class _NoSavedTensorHooks:
@@ -603,7 +658,7 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
                              "which remat cannot plan; use sparse=False" % (nm or "the model"))
     P, B = fresh()
     with torch.random.fork_rng(devices=_devices_of(P + X)), _KeepWhole(), \
-            _NoSavedTensorHooks():
+            _NoSavedTensorHooks(), _NoHostReads():
         try:
             gm1 = make_fx(step)(P, B, X, T)
         except NotImplementedError as e:

@@ -32,6 +32,7 @@ tensor hooks, GradScaler and optimizers work unchanged.
 - Under autocast the trace holds the casts autocast made; the schedule
   runs with autocast off (its casts are operators of the graph).
 """
+import functools
 import hashlib
 import inspect
 import json
@@ -216,8 +217,11 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
             if t._version != v:
                 raise RuntimeError("remat_torch: an output, input or parameter of a wrapped "
                                    "module was modified by an inplace operation after its "
-                                   "forward (version %d, expected %d); its gradient would be "
-                                   "wrong" % (t._version, v))
+                                   "forward (version %d, expected %d); the module's backward "
+                                   "may read it, so it refuses whether or not eager's would "
+                                   "have (eager refuses only where its backward saved that "
+                                   "tensor): change a copy instead (.clone())"
+                                   % (t._version, v))
         ctx.state = ctx.versions = None
         given = [g is not None for g in grads]
         G = [_grad_in_layout(grads[k], spec)
@@ -577,25 +581,88 @@ class _Ref:
 _FORWARD_READS = {}
 
 
+def _code_reads(fn):
+    """(globals, names, cells) of what function fn's code may read outside
+    its arguments: its global names (nested code too: comprehensions) and
+    its closure; () for a function without code (a builtin)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return (fn.__globals__, tuple(sorted(names)), tuple(fn.__closure__ or ()))
+
+
 def _forward_reads(cls):
-    """(globals, names, cells) of what cls.forward's code may read outside
-    the module: its global names (nested code too: comprehensions) and its
-    closure; () for torch's own modules and forwards without code."""
+    """_code_reads of cls.forward; () for torch's own modules."""
     got = _FORWARD_READS.get(cls)
     if got is None:
-        fn = getattr(cls, "forward", None)
-        fn = getattr(fn, "__func__", fn)
-        code = getattr(fn, "__code__", None)
-        got = ()
-        if code is not None and not (cls.__module__ or "").startswith("torch."):
-            names, stack = set(), [code]
-            while stack:
-                c = stack.pop()
-                names.update(c.co_names)
-                stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-            got = (fn.__globals__, tuple(sorted(names)), tuple(fn.__closure__ or ()))
+        got = () if (cls.__module__ or "").startswith("torch.") else \
+            _code_reads(getattr(cls, "forward", None))
         _FORWARD_READS[cls] = got
     return got
+
+
+def _reads_frozen(got, registered, raw=None):
+    """[(name or cell index, frozen value)] of the globals and closure
+    values in got (_code_reads), leaving out modules, classes and
+    functions; raw (a list) also gets (globals dict, name, value)."""
+    out = []
+    if not got:
+        return out
+    g, names, cells = got
+    for k in names:
+        v = g.get(k, g)
+        if v is g or _not_state(v):
+            continue
+        out.append((k, _frozen(v, registered)))
+        if raw is not None:
+            raw.append((g, k, v))
+    for i, c in enumerate(cells):
+        try:
+            v = c.cell_contents
+        except ValueError:
+            continue
+        if not _not_state(v):
+            out.append((i, _frozen(v, registered)))
+    return out
+
+
+# callable_state's registered: every tensor by identity alone (what a loss
+# function reads, a trace reads by reference: its values may change).
+BY_IDENTITY = object()
+
+
+def callable_state(fn, registered, depth=0):
+    """What a trace of fn (a loss function: a module, a function, a lambda,
+    a functools.partial, a bound method or an object with __call__) fixed
+    besides its arguments, frozen as a module's attributes are: a loss
+    module's attributes (label_smoothing), the globals and closure values
+    its code reads (a temperature), a partial's bound arguments.  An
+    outside review found plan()'s step running the first trace's loss
+    after CrossEntropyLoss.label_smoothing changed.  registered: the ids of
+    tensors compared by identity (others by identity and version), or
+    BY_IDENTITY."""
+    if depth > 4:
+        return (("deep", _Ref(fn)),)
+    if isinstance(fn, torch.nn.Module):
+        return (tuple((name, k, _frozen(v, registered)) for name, _, k, v in module_attrs(fn))
+                + forward_globals(fn.modules(), registered))
+    if isinstance(fn, functools.partial):
+        return (("partial", _frozen(fn.args, registered), _frozen(fn.keywords, registered))
+                + callable_state(fn.func, registered, depth + 1))
+    if inspect.ismethod(fn):
+        return callable_state(fn.__self__, registered, depth + 1) + \
+            tuple(_reads_frozen(_code_reads(fn), registered))
+    if inspect.isroutine(fn):
+        return tuple(_reads_frozen(_code_reads(fn), registered))
+    call = getattr(type(fn), "__call__", None)
+    return (("object", _frozen(fn, registered)),) + \
+        tuple(_reads_frozen(_code_reads(call), registered))
 
 
 def _not_state(v):
@@ -617,24 +684,7 @@ def forward_globals(mods, registered, raw=None):
         if cls in seen:
             continue
         seen.add(cls)
-        got = _forward_reads(cls)
-        if not got:
-            continue
-        g, names, cells = got
-        for k in names:
-            v = g.get(k, g)
-            if v is g or _not_state(v):
-                continue
-            out.append((k, _frozen(v, registered)))
-            if raw is not None:
-                raw.append((g, k, v))
-        for i, c in enumerate(cells):
-            try:
-                v = c.cell_contents
-            except ValueError:
-                continue
-            if not _not_state(v):
-                out.append((i, _frozen(v, registered)))
+        out += _reads_frozen(_forward_reads(cls), registered, raw)
     return tuple(out)
 
 
@@ -655,6 +705,8 @@ def _frozen(v, registered, depth=0):
         if getattr(v, "size", 257) <= 256:
             return ("nd", v.dtype.str, v.shape, tuple(v.ravel().tolist()))
     if isinstance(v, torch.Tensor):
+        if registered is BY_IDENTITY:
+            return ("t", _Ref(v))
         return ("p", id(v)) if id(v) in registered else ("t", _Ref(v), v._version)
     if isinstance(v, (tuple, list, set, frozenset, dict)):
         if depth >= 4 or len(v) > 256:

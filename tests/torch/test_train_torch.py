@@ -608,6 +608,75 @@ def check_frozen_batch_norm():
     return fails
 
 
+LOSS_T = {"t": 1.0}      # a temperature the loss function reads (changed: refused)
+CLASS_W = None           # class weights the loss function reads (changed in place: seen)
+
+
+def check_fourth_review():
+    """9. Found by the fourth outside review (2026-11-29): plan()'s step gave
+    wrong loss and gradients, with no refusal, for a batch of the planned
+    shape in another layout, for parameters moved to channels_last, and for
+    a loss function changed after planning.  Now refused; a class-weight
+    tensor the loss reads, changed in place, is seen (eager's values)."""
+    global CLASS_W
+    fails = []
+
+    def refused(tag, fn, want):
+        try:
+            fn()
+            fails.append("%s: ran, not refused" % tag)
+        except JT.JointError as e:
+            if want not in str(e):
+                fails.append("%s: the refusal does not say %r: %s" % (tag, want, e))
+
+    torch.manual_seed(41)
+    x = torch.randn(4, 2, 4)
+    flat = nn.Sequential(nn.Flatten(), nn.Linear(8, 3))
+    step = remat_torch.plan(flat, x, lambda o: o.square().sum(), time_limit=1)
+    refused("a transposed batch of the planned shape",
+            lambda: step(x.transpose(1, 2).contiguous().transpose(1, 2)), "strides")
+    step(x)         # the planned layout still runs
+    conv = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Flatten(), nn.Linear(4 * 4 * 4, 2))
+    xi = torch.randn(2, 3, 6, 6)
+    step = remat_torch.plan(conv, xi, lambda o: o.square().sum(), time_limit=1)
+    refused("a channels_last batch", lambda: step(xi.to(memory_format=torch.channels_last)),
+            "strides")
+    conv.to(memory_format=torch.channels_last)
+    refused("parameters moved to channels_last", lambda: step(xi), "strides")
+
+    xb, yb = torch.randn(4, 8), torch.tensor([0, 1, 2, 0])
+    torch.manual_seed(42)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    crit = nn.CrossEntropyLoss(label_smoothing=0.0)
+    step = remat_torch.plan(model, xb, crit, example_target=yb, time_limit=1)
+    crit.label_smoothing = 0.3
+    refused("CrossEntropyLoss.label_smoothing changed", lambda: step(xb, yb), "loss function")
+    LOSS_T["t"] = 1.0
+    step = remat_torch.plan(model, xb, lambda o, t: ce(o / LOSS_T["t"], t), example_target=yb,
+                            time_limit=1)
+    LOSS_T["t"] = 4.0
+    refused("a temperature the loss reads changed", lambda: step(xb, yb), "loss function")
+    # Class weights changed in place: the step reads them by reference.
+    CLASS_W = torch.tensor([1.0, 2.0, 3.0])
+    model.zero_grad()
+    eager = copy.deepcopy(model)
+
+    def lf(o, t):
+        return ce(o, t, weight=CLASS_W)
+    step = remat_torch.plan(model, xb, lf, example_target=yb, time_limit=1)
+    CLASS_W.mul_(2)[0] = 5.0
+    loss = step(xb, yb)
+    e_loss = lf(eager(xb), yb)
+    e_loss.backward()
+    if not torch.equal(loss, e_loss.detach()):
+        fails.append("class weights changed in place: loss %r, eager %r"
+                     % (loss.item(), e_loss.item()))
+    bad = grads_differ(model, eager)
+    if bad:
+        fails.append("class weights changed in place: gradients differ: %s" % ", ".join(bad))
+    return fails
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         return run_checks("remat_torch training", (
@@ -618,7 +687,9 @@ def main():
             ("the usual loop holds no more than eager", check_loop_memory),
             ("real peak against the plan at the lowest budget", check_real_peak),
             ("budgets in device memory", check_device_memory),
-            ("a frozen batch norm stays frozen", check_frozen_batch_norm)))
+            ("a frozen batch norm stays frozen", check_frozen_batch_norm),
+            ("another layout, channels_last weights, a changed loss function refused",
+             check_fourth_review)))
 
 
 if __name__ == "__main__":

@@ -1524,6 +1524,73 @@ def check_ordering_tokens():
     return fails
 
 
+class HostRead(nn.Module):
+    """Reads a tensor's values into Python: .tolist() (variable lengths) or
+    .numpy() (a scale); both traced as the first batch's values before."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how, self.a = how, nn.Linear(8, 8)
+
+    def forward(self, x, v):
+        h = self.a(x)
+        if self.how == "tolist":
+            return torch.stack([h[i, :n].sum(0) for i, n in enumerate(v.tolist())])
+        return h * float(v.numpy().sum())
+
+
+class Repeats(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+
+    def forward(self, x, counts):
+        return torch.repeat_interleave(self.a(x), counts, dim=0).sum(0)
+
+
+def check_fourth_review():
+    """Found by the fourth outside review of remat_torch (2026-11-29): a
+    forward reading tensor values through .tolist() or .numpy() ran the
+    first batch's values for every later one (wrong loss and gradients);
+    repeat_interleave with a tensor of counts failed in the backward on a
+    batch of other counts.  Refused now; a number of repeats still runs,
+    equal to eager."""
+    fails = []
+    x = torch.randn(4, 5, 8)
+    for how, v in (("tolist", torch.tensor([1, 2, 3, 4])),
+                   ("numpy", torch.tensor([1.0, 2.0]))):
+        try:
+            wrap(HostRead(how), (x, v), cache=False)(x, v)
+            fails.append("%s: ran, not refused" % how)
+        except remat_torch.joint.JointError as ex:
+            if "." + how + "()" not in str(ex):
+                fails.append("%s: the refusal does not name it: %s" % (how, ex))
+    x = torch.randn(4, 8)
+    try:
+        wrap(Repeats(), (x, torch.tensor([1, 2, 1, 0])), cache=False)(x, torch.tensor([1, 2, 1, 0]))
+        fails.append("repeat_interleave by a tensor of counts: ran, not refused")
+    except remat_torch.joint.JointError as ex:
+        if "repeat_interleave" not in str(ex):
+            fails.append("repeat_interleave: the refusal does not name it: %s" % ex)
+
+    class Fixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return torch.repeat_interleave(self.a(x), 3, dim=0).sum(0)
+    torch.manual_seed(3)
+    m = Fixed()
+    e = copy.deepcopy(m)
+    lw, le = wrap(m, (x,), cache=False)(x).square().sum(), e(x).square().sum()
+    lw.backward()
+    le.backward()
+    same("repeat_interleave by 3: loss", lw, le, fails)
+    same_grads(m, e, fails, "repeat_interleave by 3")
+    return fails
+
+
 def main():
     return run_checks("torch/wrap", [
         ("torchvision's MobileNetV2, recomputing: eager's outputs, gradients, statistics",
@@ -1551,6 +1618,8 @@ def main():
          check_third_review),
         ("two towers' dropouts and shared batch norm in the model's order, at no memory",
          check_ordering_tokens),
+        ("tensor values read by .tolist() or .numpy(), repeat_interleave by a tensor: refused",
+         check_fourth_review),
     ])
 
 
