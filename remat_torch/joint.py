@@ -86,6 +86,7 @@ import math
 import operator
 import os
 import sys
+import threading
 import time
 
 from remat_torch import read_text, storage_key, write_text
@@ -486,31 +487,50 @@ class _NoHostReads:
     the trace records it, so the trace would hold the first batch's values
     for every later batch (an outside review: variable lengths read with
     .tolist() gave the first call's loss and gradients).  .item() and
-    bool() are refused by the tracer itself."""
+    bool() are refused by the tracer itself.  Only in the tracing thread:
+    torch.Tensor's methods are patched while any thread traces (counted,
+    so that overlapping traces put the originals back last), and refuse
+    only where a trace runs."""
     METHODS = ("tolist", "numpy")
+    _lock = threading.Lock()
+    _active = [0, {}]           # traces running, the original methods
+    _here = threading.local()
 
     def __enter__(self):
-        self.saved = {k: torch.Tensor.__dict__.get(k) for k in self.METHODS}
+        cls = _NoHostReads
+        with cls._lock:
+            if cls._active[0] == 0:
+                cls._active[1] = {k: torch.Tensor.__dict__.get(k) for k in cls.METHODS}
+                for k in cls.METHODS:
+                    setattr(torch.Tensor, k, cls._guard(k, getattr(torch.Tensor, k)))
+            cls._active[0] += 1
+        cls._here.depth = getattr(cls._here, "depth", 0) + 1
+        return self
 
-        def refuse(name):
-            def read(*a, **k):
+    def __exit__(self, *exc):
+        cls = _NoHostReads
+        cls._here.depth -= 1
+        with cls._lock:
+            cls._active[0] -= 1
+            if cls._active[0] == 0:
+                for k, v in cls._active[1].items():
+                    if v is None:
+                        delattr(torch.Tensor, k)
+                    else:
+                        setattr(torch.Tensor, k, v)
+        return False
+
+    @staticmethod
+    def _guard(name, original):
+        def read(self, *a, **k):
+            if getattr(_NoHostReads._here, "depth", 0) > 0:
                 raise JointError("the model reads a tensor's values into Python while it runs "
                                  "(.%s()), which no operator of the trace records, so one "
                                  "trace cannot stand for every batch (later batches would get "
                                  "the first one's values); compute with tensor operators, or "
                                  "keep that part outside what is planned" % name)
-            return read
-        for k in self.METHODS:
-            setattr(torch.Tensor, k, refuse(k))
-        return self
-
-    def __exit__(self, *exc):
-        for k, v in self.saved.items():
-            if v is None:
-                delattr(torch.Tensor, k)
-            else:
-                setattr(torch.Tensor, k, v)
-        return False
+            return original(self, *a, **k)
+        return read
 
 
 class _NoSavedTensorHooks:

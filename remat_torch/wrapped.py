@@ -650,19 +650,49 @@ def callable_state(fn, registered, depth=0):
     if depth > 4:
         return (("deep", _Ref(fn)),)
     if isinstance(fn, torch.nn.Module):
+        # Its tensors too, by identity (a class weight replaced: outside review).
         return (tuple((name, k, _frozen(v, registered)) for name, _, k, v in module_attrs(fn))
+                + tuple((n, _Ref(t)) for n, t in list(fn.named_parameters())
+                        + list(fn.named_buffers()))
                 + forward_globals(fn.modules(), registered))
     if isinstance(fn, functools.partial):
         return (("partial", _frozen(fn.args, registered), _frozen(fn.keywords, registered))
                 + callable_state(fn.func, registered, depth + 1))
     if inspect.ismethod(fn):
         return callable_state(fn.__self__, registered, depth + 1) + \
-            tuple(_reads_frozen(_code_reads(fn), registered))
+            _code_state(fn, registered, depth)
     if inspect.isroutine(fn):
-        return tuple(_reads_frozen(_code_reads(fn), registered))
+        return _code_state(fn, registered, depth)
     call = getattr(type(fn), "__call__", None)
-    return (("object", _frozen(fn, registered)),) + \
-        tuple(_reads_frozen(_code_reads(call), registered))
+    return (("object", _frozen(fn, registered)),) + _code_state(call, registered, depth)
+
+
+def _code_state(fn, registered, depth):
+    """callable_state of what fn's code reads: the globals and closure
+    values (_reads_frozen), and the functions among them by identity and,
+    for the user's own (not torch's), what they read in turn (a helper's
+    global temperature; a function swapped for another: outside review)."""
+    got = _code_reads(fn)
+    out = list(_reads_frozen(got, registered))
+    if got:
+        g, names, cells = got
+        fns = [(k, g.get(k)) for k in names] + \
+            [(i, c.cell_contents) for i, c in enumerate(cells) if _has_contents(c)]
+        for k, v in fns:
+            if inspect.isroutine(v) or isinstance(v, functools.partial):
+                out.append(("fn", k, _Ref(v)))
+                if not (getattr(v, "__module__", None) or "").startswith("torch") and \
+                        v is not fn:
+                    out.extend(callable_state(v, registered, depth + 1))
+    return tuple(out)
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
 
 
 def _not_state(v):

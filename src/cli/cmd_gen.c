@@ -164,6 +164,11 @@ int cmd_gen(const struct cli_cmd *cmd, int argc, char **argv)
 			if (strcmp(*t, o->long_name) == 0 && !chain.random)
 				return cli_usage_error("'--%s' applies to 'chain --random'",
 						       o->long_name);
+		if (strcmp(k->name, "chain") == 0 && chain.random &&
+		    (strcmp(o->long_name, "mem") == 0 || strcmp(o->long_name, "cost") == 0))
+			return cli_usage_error("'--%s' does not apply to 'chain --random' (it "
+					       "draws sizes and costs from --mem-min ... "
+					       "--cost-max)", o->long_name);
 	}
 
 	if (strcmp(k->name, "chain") == 0) {

@@ -275,7 +275,8 @@ int main(int argc, char **argv)
 		static char help_arg[] = "--help";
 		char *help_argv[] = { help_arg, NULL };
 
-		if (argc > 2 && strcmp(name, "help") == 0) {
+		if (argc > 2 && strcmp(name, "help") == 0 && strcmp(argv[2], "--help") != 0 &&
+		    strcmp(argv[2], "-h") != 0) {
 			/* remat help NOSUCH: as remat NOSUCH --help (exit 2). */
 			cmd = find_command(argv[2]);
 			return cmd ? run(cmd, 1, help_argv) : unknown_command(argv[2]);

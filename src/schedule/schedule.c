@@ -250,6 +250,12 @@ int remat_schedule_write(const char *path, const struct remat_graph *g,
 			 struct remat_error *err)
 {
 	struct sched_ctx c = { g, s, meta };
+	int64_t i;
 
+	/* A schedule built through the library: every node index in range. */
+	for (i = 0; i < s->n; i++)
+		if (s->steps[i].node < 0 || s->steps[i].node >= g->n)
+			return REMAT_FAIL(err, REMAT_EINPUT, "%s: steps[%lld]: node index %d out "
+					  "of range", path, (long long)i, s->steps[i].node);
 	return remat_i_write_atomic_stream(path, write_sched_body, &c, err);
 }

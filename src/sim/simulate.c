@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "remat/sim.h"
+#include "core/util.h"
 #include "sim/sim_internal.h"
 
 static void sim_fail(struct remat_sim_result *r, int64_t step, int32_t node,
@@ -34,9 +35,13 @@ static void sim_fail(struct remat_sim_result *r, int64_t step, int32_t node,
 	r->feasible = 0;
 	r->error_step = step;
 	r->error_node = node;
+	char raw[sizeof(r->error)];
+
 	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* It quotes ids: safe to print, as library messages are (error.c). */
+	remat_i_text_safe(r->error, sizeof(r->error), raw);
 }
 
 int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,

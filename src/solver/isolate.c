@@ -24,7 +24,9 @@
  * solution, as at a deadline), and climbers wait to start while a solve
  * forks.  (A solve used to refuse with REMAT_EINTERNAL: an outside review
  * ran lns and checkmate in two threads, and 7 of 10 checkmate runs
- * failed.)  Threads of the user's own still see a fork.
+ * failed.)  The gate is not fair: a plan starting climbers again and
+ * again can keep a waiting solve out to its deadline (one without a
+ * deadline waits as long).  Threads of the user's own still see a fork.
  *
  * A child that dies by a signal the parent did not send (CBC 2.10.8's
  * SIGSEGV in CglPreProcess::postProcess: issue 36, see lns.c) is counted:
@@ -90,15 +92,15 @@ void remat_i_threads_add(int delta)
 
 /*
  * Wait until no climber runs, then hold the gate for a fork (1); 0 when
- * kill_at (0: none) passes or *stop is set first.
+ * the solver's deadline (0: none) passes or *stop is set first.
  */
-static int gate_enter(double kill_at, const volatile sig_atomic_t *stop)
+static int gate_enter(double deadline, const volatile sig_atomic_t *stop)
 {
 	int ok;
 
 	pthread_mutex_lock(&gate_mu);
 	while (threads_running > 0 && !(stop && *stop) &&
-	       (kill_at <= 0 || remat_now() < kill_at)) {
+	       (deadline <= 0 || remat_now() < deadline)) {
 		/* Short waits: the deadline and the stop flag are polled. */
 		struct timespec ts;
 
@@ -299,7 +301,7 @@ int remat_i_milp_isolate(remat_i_milp_solve_fn solve, const char *name,
 
 	remat_i_milp_result_init(res);
 	times(opts, &co.deadline, &limit);
-	if (!gate_enter(limit, opts->stop)) {
+	if (!gate_enter(co.deadline, opts->stop)) {
 		/* Other plans' threads ran to the deadline (or a stop): no solution. */
 		res->status = REMAT_I_MILP_NOSOLUTION;
 		res->stopped = 1;

@@ -610,6 +610,18 @@ def check_frozen_batch_norm():
 
 LOSS_T = {"t": 1.0}      # a temperature the loss function reads (changed: refused)
 CLASS_W = None           # class weights the loss function reads (changed in place: seen)
+HELPER_T = 1.0           # a temperature a function the loss calls reads (changed: refused)
+
+
+def helper_loss(o, t):
+    return ce(o / HELPER_T, t)
+
+
+def other_loss(o, t):
+    return 2 * ce(o, t)
+
+
+LOSS = helper_loss       # the function the loss calls (swapped: refused)
 
 
 def check_fourth_review():
@@ -656,6 +668,23 @@ def check_fourth_review():
                             time_limit=1)
     LOSS_T["t"] = 4.0
     refused("a temperature the loss reads changed", lambda: step(xb, yb), "loss function")
+    # The second review of these fixes: a loss module's tensor replaced, a
+    # global read by a function the loss calls, a global function swapped.
+    crit = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]))
+    step = remat_torch.plan(model, xb, crit, example_target=yb, time_limit=1)
+    crit.weight = torch.tensor([1.0, 2.0, 4.0])
+    refused("a loss module's class weights replaced", lambda: step(xb, yb), "loss function")
+    global HELPER_T, LOSS
+    HELPER_T, LOSS = 1.0, helper_loss
+    step = remat_torch.plan(model, xb, lambda o, t: LOSS(o, t), example_target=yb,
+                            time_limit=1)
+    HELPER_T = 3.0
+    refused("a global a helper of the loss reads changed", lambda: step(xb, yb),
+            "loss function")
+    HELPER_T = 1.0
+    step(xb, yb)         # as planned again: runs
+    LOSS = other_loss
+    refused("the function the loss calls swapped", lambda: step(xb, yb), "loss function")
     # Class weights changed in place: the step reads them by reference.
     CLASS_W = torch.tensor([1.0, 2.0, 3.0])
     model.zero_grad()

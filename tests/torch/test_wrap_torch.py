@@ -1580,6 +1580,26 @@ def check_fourth_review():
 
         def forward(self, x):
             return torch.repeat_interleave(self.a(x), 3, dim=0).sum(0)
+    # Overlapping traces (two threads) put torch's methods back last, and a
+    # thread that does not trace is not refused (the second review).
+    import threading
+    a, b = remat_torch.joint._NoHostReads(), remat_torch.joint._NoHostReads()
+    other = []
+    a.__enter__()
+    t = threading.Thread(target=lambda: (b.__enter__(), b.__exit__(None, None, None)))
+    t.start()
+    t.join()
+    th = threading.Thread(target=lambda: other.append(torch.ones(2).tolist()))
+    th.start()
+    th.join()
+    a.__exit__(None, None, None)
+    if other != [[1.0, 1.0]]:
+        fails.append("a thread not tracing could not read .tolist() during a trace")
+    try:
+        if torch.ones(2).tolist() != [1.0, 1.0] or torch.ones(1).numpy()[0] != 1.0:
+            fails.append(".tolist()/.numpy() wrong after overlapping traces")
+    except remat_torch.joint.JointError:
+        fails.append(".tolist()/.numpy() still refused after overlapping traces")
     torch.manual_seed(3)
     m = Fixed()
     e = copy.deepcopy(m)

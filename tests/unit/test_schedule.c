@@ -100,6 +100,15 @@ static void test_write_failure_leaves_nothing(void **state)
 	assert_int_equal(remat_schedule_write(path, g, &s, NULL, &err), REMAT_EIO);
 	assert_non_null(strstr(err.msg, "cannot write"));
 	assert_non_null(strstr(err.msg, path));
+	/*
+	 * A node index out of range (a schedule built through the library):
+	 * refused, nothing written (an outside review: it read past g->id).
+	 */
+	snprintf(path, sizeof(path), "%s/bad-index.json", tmpdir);
+	assert_int_equal(remat_schedule_push(&s, REMAT_OP_COMPUTE, g->n, &err), REMAT_OK);
+	assert_int_equal(remat_schedule_write(path, g, &s, NULL, &err), REMAT_EINPUT);
+	assert_non_null(strstr(err.msg, "out of range"));
+	assert_int_equal(access(path, F_OK), -1);
 	remat_schedule_release(&s);
 	remat_graph_free(g);
 }
