@@ -622,14 +622,20 @@ def _reads_frozen(got, registered, raw=None):
         out.append((k, _frozen(v, registered)))
         if raw is not None:
             raw.append((g, k, v))
-    for i, c in enumerate(cells):
-        try:
-            v = c.cell_contents
-        except ValueError:
-            continue
+    for i, v in _cell_values(cells):
         if not _not_state(v):
             out.append((i, _frozen(v, registered)))
     return out
+
+
+def _cell_values(cells):
+    """(index, value) of the closure cells that hold one (an empty cell:
+    a name bound later in the enclosing function)."""
+    for i, c in enumerate(cells):
+        try:
+            yield i, c.cell_contents
+        except ValueError:
+            continue
 
 
 # callable_state's registered: every tensor by identity alone (what a loss
@@ -676,8 +682,7 @@ def _code_state(fn, registered, depth):
     out = list(_reads_frozen(got, registered))
     if got:
         g, names, cells = got
-        fns = [(k, g.get(k)) for k in names] + \
-            [(i, c.cell_contents) for i, c in enumerate(cells) if _has_contents(c)]
+        fns = [(k, g.get(k)) for k in names] + list(_cell_values(cells))
         for k, v in fns:
             if inspect.isroutine(v) or isinstance(v, functools.partial):
                 out.append(("fn", k, _Ref(v)))
@@ -686,13 +691,6 @@ def _code_state(fn, registered, depth):
                     out.extend(callable_state(v, registered, depth + 1))
     return tuple(out)
 
-
-def _has_contents(cell):
-    try:
-        cell.cell_contents
-        return True
-    except ValueError:
-        return False
 
 
 def _not_state(v):

@@ -15,6 +15,7 @@
 #include "remat/io.h"
 #include "core/atomic.h"
 #include "core/util.h"
+#include "schedule/schedule_internal.h"
 
 void remat_schedule_init(struct remat_schedule *s)
 {
@@ -250,12 +251,24 @@ int remat_schedule_write(const char *path, const struct remat_graph *g,
 			 struct remat_error *err)
 {
 	struct sched_ctx c = { g, s, meta };
-	int64_t i;
+	int64_t bad;
 
 	/* A schedule built through the library: every node index in range. */
-	for (i = 0; i < s->n; i++)
-		if (s->steps[i].node < 0 || s->steps[i].node >= g->n)
-			return REMAT_FAIL(err, REMAT_EINPUT, "%s: steps[%lld]: node index %d out "
-					  "of range", path, (long long)i, s->steps[i].node);
+	REMAT_TRY(remat_i_check_indices(g, s, &bad, err));
 	return remat_i_write_atomic_stream(path, write_sched_body, &c, err);
+}
+
+int remat_i_check_indices(const struct remat_graph *g, const struct remat_schedule *s,
+			  int64_t *step, struct remat_error *err)
+{
+	int64_t i;
+
+	*step = -1;
+	for (i = 0; i < s->n; i++)
+		if (s->steps[i].node < 0 || s->steps[i].node >= g->n) {
+			*step = i;
+			return REMAT_FAIL(err, REMAT_EINPUT, "steps[%lld]: node index %d out of "
+					  "range", (long long)i, s->steps[i].node);
+		}
+	return REMAT_OK;
 }

@@ -25,21 +25,6 @@ void remat_i_frees_release(struct remat_i_frees *fr)
 	memset(fr, 0, sizeof(*fr));
 }
 
-int remat_i_check_indices(const struct remat_graph *g, const struct remat_schedule *s,
-			  int64_t *step, struct remat_error *err)
-{
-	int64_t i;
-
-	*step = -1;
-	for (i = 0; i < s->n; i++)
-		if (s->steps[i].node < 0 || s->steps[i].node >= g->n) {
-			*step = i;
-			return REMAT_FAIL(err, REMAT_EINPUT, "steps[%lld]: node index %d out of "
-					  "range", (long long)i, s->steps[i].node);
-		}
-	return REMAT_OK;
-}
-
 int remat_i_frees_plan(const struct remat_graph *g,
 		       const struct remat_schedule *s,
 		       struct remat_i_frees *fr, struct remat_error *err)

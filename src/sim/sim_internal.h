@@ -6,6 +6,7 @@
 
 #include "remat/graph.h"
 #include "remat/schedule.h"
+#include "schedule/schedule_internal.h"
 
 /*
  * Frees implied by a compute order (FORMATS.md section 2, compute-only
@@ -20,14 +21,6 @@ struct remat_i_frees {
 	int32_t *cnt;   /* [steps] */
 	int32_t *idx;
 };
-
-/*
- * REMAT_EINPUT naming the first step whose node index is out of range
- * (a schedule built through the library, not read from a file), else
- * REMAT_OK; *step gets that step (-1 when none).
- */
-int remat_i_check_indices(const struct remat_graph *g, const struct remat_schedule *s,
-			  int64_t *step, struct remat_error *err);
 
 /* The frees of s's compute order; REMAT_EINPUT on a node index out of range. */
 int remat_i_frees_plan(const struct remat_graph *g,
