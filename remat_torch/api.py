@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import tempfile
 
-from remat_torch import joint as JT
+from remat_torch import joint as JT, storage_nbytes
 from remat_torch.executor import check_schedule, execute, parse_schedule, topological_steps
 
 try:
@@ -381,7 +381,7 @@ class Step:
                     # Laid out like the parameter, in a storage of its own
                     # (a view would keep its whole base alive in .grad).
                     if g.stride() != p.stride() or g.storage_offset() != 0 or \
-                            g.storage().nbytes() != g.numel() * g.element_size():
+                            storage_nbytes(g) != g.numel() * g.element_size():
                         g = torch.empty_strided(p.shape, p.stride(), dtype=p.dtype,
                                                 device=p.device).copy_(g)
                     p.grad = g

@@ -23,7 +23,7 @@ and against eager PyTorch.
 import math
 
 from remat_torch.joint import (GRAD_OUTPUT_OP, JointError, decode_const, read_mutated,
-                               ref_nodes, resolve_op, written_args)
+                               ref_nodes, resolve_op, written_args, callable_of)
 
 try:
     import torch
@@ -195,7 +195,7 @@ class Program:
                                  "operator)" % (nid, name, torch.__version__))
             var = "op%d" % len(self._ops)
             # the operator's C++ callable when it has one (skips a Python frame)
-            self.globals[var] = getattr(o, "_op", o)
+            self.globals[var] = callable_of(name, getattr(o, "_op", o))
             self.globals[var + "_o"] = o
             got = self._ops[name] = (o, var)
         return got

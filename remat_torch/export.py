@@ -62,6 +62,7 @@ Nodes are written in execution order, which is topological: the no-remat
 peak of the file is PyTorch's own order with every tensor freed at last use.
 """
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -568,13 +569,17 @@ class GPT2Style(nn.Module if nn else object):
         self.ln = nn.LayerNorm(d, device=device)
         self.head = nn.Linear(d, vocab, bias=False, device=device)
         self.seq = seq
+        self._causal = {"is_causal": True} if "is_causal" in \
+            inspect.signature(nn.TransformerEncoder.forward).parameters else {}
 
     def forward(self, idx):
         t = idx.shape[1]
         pos = torch.arange(t, device=idx.device)
         mask = torch.triu(torch.full((t, t), float("-inf"), device=idx.device), diagonal=1)
         h = self.tok(idx) + self.pos(pos)
-        h = self.blocks(h, mask=mask)
+        # torch 2.x compares a mask with the causal one (a read of its
+        # values, which a trace cannot make) unless told it is causal.
+        h = self.blocks(h, mask=mask, **self._causal)
         return self.head(self.ln(h))
 
 

@@ -147,6 +147,29 @@ def resolve_op(name):
         return None
 
 
+# Operators whose kernel returns what their backward reads only with
+# autograd's grad mode on: oneDNN's LSTM layer (torch 2 on the CPU) makes
+# its workspace then, and an undefined tensor under no_grad, where the
+# executors run.  They run with grad mode on, on detached arguments
+# (nothing recorded, nothing held by a graph).
+GRAD_MODE_OPS = frozenset(("aten.mkldnn_rnn_layer.default",))
+
+
+def in_grad_mode(op):
+    """op, called with grad mode on and its tensor arguments detached."""
+    def call(*args, **kwargs):
+        with torch.enable_grad():
+            return op(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args],
+                      **{k: a.detach() if isinstance(a, torch.Tensor) else a
+                         for k, a in kwargs.items()})
+    return call
+
+
+def callable_of(name, op):
+    """What the executors call for the operator `name` (GRAD_MODE_OPS)."""
+    return in_grad_mode(op) if name in GRAD_MODE_OPS else op
+
+
 # Operators that update arguments their schema does not mark as written
 # (torch 1.13): batch norm's running statistics, in training mode.
 HIDDEN_WRITES = {"aten.native_batch_norm.default": (3, 4),
@@ -433,7 +456,9 @@ def functional_call(model, state, args, kwargs=None):
     the list _flat_weights, which holds the module's own parameters, not
     the ones functional_call swaps in.  A wrapped module inside runs its
     model directly (TRACING)."""
-    from torch.nn.utils.stateless import functional_call as call
+    call = getattr(getattr(torch, "func", None), "functional_call", None)
+    if call is None:       # torch 1.13 (torch 2 deprecates this one)
+        from torch.nn.utils.stateless import functional_call as call
     swapped = []
     TRACING[0] += 1
     try:
@@ -442,7 +467,10 @@ def functional_call(model, state, args, kwargs=None):
             if isinstance(m, torch.nn.RNNBase) and names is not None:
                 key = (prefix + ".") if prefix else ""
                 flat = m.__dict__.get("_flat_weights")
-                swapped.append((m, flat))
+                # torch 2 also keeps weak references to them, made anew when
+                # functional_call sets a weight (left pointing at the traced
+                # tensors): both put back as they were.
+                swapped.append((m, {k: m.__dict__[k] for k in RNN_FLAT if k in m.__dict__}))
                 m.__dict__["_flat_weights"] = [state.get(key + n, w) for n, w in
                                                zip(names, flat or [None] * len(names))]
         before = dict(state)
@@ -477,8 +505,15 @@ def functional_call(model, state, args, kwargs=None):
         return out
     finally:
         TRACING[0] -= 1
-        for m, flat in swapped:
-            m.__dict__["_flat_weights"] = flat
+        for m, kept in swapped:
+            for k in RNN_FLAT:
+                if k in kept:
+                    m.__dict__[k] = kept[k]
+                else:
+                    m.__dict__.pop(k, None)
+
+
+RNN_FLAT = ("_flat_weights", "_flat_weight_refs")
 
 
 class _NoHostReads:
@@ -689,10 +724,11 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
             if "tracing tensor" not in str(e):
                 raise
             raise JointError("the model (or a module in it: F.one_hot, a batch norm with "
-                             "momentum=None) reads a tensor's value while it runs (.item(), "
-                             "bool(), an if on a tensor: data-dependent control flow), so "
-                             "one trace cannot stand for every batch; keep that part outside "
-                             "what is planned") from None
+                             "momentum=None, in torch 2 an nn.TransformerEncoder or "
+                             "TransformerDecoder given a mask but not is_causal) reads a "
+                             "tensor's value while it runs (.item(), bool(), an if on a "
+                             "tensor: data-dependent control flow), so one trace cannot stand "
+                             "for every batch; keep that part outside what is planned") from None
     nodes1 = list(gm1.graph.nodes)
     for n in nodes1:
         why = _data_shaped(n)
@@ -1100,7 +1136,6 @@ def build_vjp(model, args, kwargs=None, measure=False, progress=None, fake=False
     require grad as outputs.  Returns (J, layout): layout describes the
     outputs (see OutputLayout).  The model's parameters, buffers and the
     global random state are not changed."""
-    from torch.utils._pytree import tree_unflatten
     kwargs = dict(kwargs or {})
     if fake:
         from torch.utils._pytree import tree_map
@@ -1392,7 +1427,13 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
             where = "FX node %s (%s)" % (fx.name, name)
             args = torch.fx.node.map_arg(fx.args, lambda a: val[a])
             kwargs = torch.fx.node.map_arg(fx.kwargs, lambda a: val[a])
-            out = op(*args, **kwargs)
+            for a, v in zip(op._schema.arguments, args):
+                if v is None and str(a.type) == "Tensor":
+                    raise JointError("%s: its argument %s is an undefined tensor in the "
+                                     "trace, which remat cannot replay with torch %s: keep "
+                                     "that part outside what is planned"
+                                     % (where, a.name, torch.__version__))
+            out = callable_of(name, op)(*args, **kwargs)
             val[fx] = out
             flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
             flat_out = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
@@ -1773,8 +1814,12 @@ def _finish(J, model, inputs, targets, measure, say):
             if len(n.keep) < 2:
                 continue
         big = max(n.keep, key=lambda i: (size[i], -i))
-        late = [i for i in n.keep
-                if i != big and size[i] > 0 and last[(n.id, i)] > last[(n.id, big)]]
+        # An empty output read late counts too (cuDNN's batch norm reserve,
+        # a frozen batch norm's saved statistics): kept, it holds the node,
+        # and its largest output with it, until it is read; moved out, it
+        # costs nothing.
+        late = [i for i in n.keep if i != big and isinstance(outs[i], torch.Tensor)
+                and last[(n.id, i)] > last[(n.id, big)]]
         if late:
             # Copy them out or keep them in the node, whichever holds less:
             # a copy duplicates its output from the node's run to the node's
@@ -2132,8 +2177,14 @@ class Rng:
 
 # Arguments an operator does not read in the mode the step runs it in:
 # batch norm's backward in training uses the saved batch statistics, not
-# the running ones (which the forward has updated by then).
-UNREAD_ARGS = {"aten.native_batch_norm_backward.default": (7, (3, 4))}
+# the running ones (which the forward has updated by then).  op -> (index
+# of the training flag, or None where the operator is only ever called in
+# training, indices not read).  cuDNN's and MIOpen's backwards take the
+# running statistics and ignore them; autograd calls them only for a batch
+# norm in training (eval mode's backward is native_batch_norm_backward).
+UNREAD_ARGS = {"aten.native_batch_norm_backward.default": (7, (3, 4)),
+               "aten.cudnn_batch_norm_backward.default": (None, (3, 4)),
+               "aten.miopen_batch_norm_backward.default": (None, (3, 4))}
 
 
 def _unread(call):
@@ -2141,6 +2192,8 @@ def _unread(call):
     u = UNREAD_ARGS.get(call["op"])
     if u is None:
         return ()
+    if u[0] is None:
+        return u[1]
     args = call["args"]
     return u[1] if len(args) > u[0] and args[u[0]] is True else ()
 
@@ -2278,7 +2331,7 @@ class Runner:
             if n.random:
                 out = self.rng((n.id, len(prev)), o, args, kwargs)
             else:
-                out = o(*args, **kwargs)
+                out = callable_of(c["op"], o)(*args, **kwargs)
             if self.flops is not None:
                 outs = out if isinstance(out, (tuple, list)) else (out,)
                 self.node_flops += op_flops(o._schema.name, args, outs)

@@ -39,7 +39,7 @@ import sys
 import tempfile
 
 REMAT, ROOT = sys.argv[1], sys.argv[2]
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable   # the python3 running the tests (ctest: /usr/bin/python3)
 HIDE_TORCH = ("import runpy, sys; sys.modules['torch'] = None; m = sys.argv[1]; "
               "sys.argv = [m] + sys.argv[2:]; runpy.run_module(m, run_name='__main__', "
               "alter_sys=True)")

@@ -49,6 +49,7 @@ import copy
 import os
 import sys
 import tempfile
+import weakref
 
 REMAT, ROOT = sys.argv[1], sys.argv[2]
 
@@ -1548,6 +1549,55 @@ class Repeats(nn.Module):
         return torch.repeat_interleave(self.a(x), counts, dim=0).sum(0)
 
 
+class LeftRefs(nn.Module):
+    """As torch 2.11's nn.LSTM under a trace: its forward leaves weak
+    references to the weights it ran with (the trace's tensors, where
+    functional_call swapped them in) in _flat_weight_refs."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(8, 8, batch_first=True)
+
+    def forward(self, x):
+        self.rnn._flat_weight_refs = [weakref.ref(w) for w in self.rnn._flat_weights]
+        return self.rnn(x)[0]
+
+
+def check_torch2_found():
+    """Found on torch 2.11 (an H200 lent by the device tool, 2026-11-30),
+    emulated here: nn.LSTM refused as changing its attribute
+    _flat_weight_refs on every call (torch 2's functional_call leaves it
+    pointing at the traced weights); now put back after each trace."""
+    fails = []
+    torch.manual_seed(3)
+    m = LeftRefs()
+    e = copy.deepcopy(m)
+    x = torch.randn(4, 6, 8)
+    try:
+        w = wrap(m, (x,), cache=False)
+        for _ in range(2):
+            w(x).square().sum().backward()
+            e(x).square().sum().backward()
+        same_grads(m, e, fails, "weak references")
+    except Exception as err:
+        fails.append("weak references to a weight: %s" % err)
+    # oneDNN's LSTM layer makes the workspace its backward reads only with
+    # grad mode on (an undefined tensor under no_grad, where the executors
+    # run): such operators run with it on, on detached arguments.
+    from remat_torch import joint as JT
+    p = nn.Parameter(torch.ones(2))
+    with torch.no_grad():
+        got = JT.in_grad_mode(lambda t: (torch.is_grad_enabled(), t.requires_grad,
+                                         (t * 2).requires_grad))(p)
+    if got != (True, False, False):
+        fails.append("in_grad_mode: grad mode, argument and result requiring grad: %s, "
+                     "want (True, False, False)" % (got,))
+    if JT.callable_of("aten.mkldnn_rnn_layer.default", torch.add) is torch.add or \
+            JT.callable_of("aten.add.Tensor", torch.add) is not torch.add:
+        fails.append("callable_of: only GRAD_MODE_OPS run in grad mode")
+    return fails
+
+
 def check_fourth_review():
     """Found by the fourth outside review of remat_torch (2026-11-29): a
     forward reading tensor values through .tolist() or .numpy() ran the
@@ -1640,6 +1690,8 @@ def main():
          check_ordering_tokens),
         ("tensor values read by .tolist() or .numpy(), repeat_interleave by a tensor: refused",
          check_fourth_review),
+        ("found on torch 2.11: weak references to weights (nn.LSTM) accepted",
+         check_torch2_found),
     ])
 
 
