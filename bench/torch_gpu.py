@@ -21,8 +21,9 @@ a remat binary (REMAT).  Sections, each printed as one JSON line:
               fake=True (a trace on the meta device): gradients against
               eager at 100%, the allocator's peak at 100% and 60%.
 
-Recorded in bench/results/torch.md ("A wrapped module"); run on an NVIDIA
-H200 lent by the device tool, 2026-11-28 (torch 2.11).  Timing is
+Recorded in bench/results/torch.md ("A wrapped module", and "Torch 2.11
+on the H200: the third session"); run on an NVIDIA H200 lent by the
+device tool, 2026-11-28 and 2026-11-30 (torch 2.11).  Timing is
 bench/torch_overhead.py --device cuda.
 """
 import argparse

@@ -275,7 +275,7 @@ class Program:
                 lines.append("%s = G[%d]" % (tmp, c["args"][0]))
                 prev.append(tmp)
                 continue
-            w = written_args(o)
+            w = written_args(o, c["args"])
             wi, wn = {i for i, _ in w}, {nm for _, nm in w}
             self._pre = []
             args = [self._expr(a, written=(i in wi), first=first, prev=prev)

@@ -156,12 +156,18 @@ GRAD_MODE_OPS = frozenset(("aten.mkldnn_rnn_layer.default",))
 
 
 def in_grad_mode(op):
-    """op, called with grad mode on and its tensor arguments detached."""
+    """op, called with grad mode on and its tensor arguments detached (in
+    lists too)."""
+    def plain(a):
+        if isinstance(a, torch.Tensor):
+            return a.detach()
+        if isinstance(a, (list, tuple)):
+            return type(a)(plain(b) for b in a)
+        return a
+
     def call(*args, **kwargs):
         with torch.enable_grad():
-            return op(*[a.detach() if isinstance(a, torch.Tensor) else a for a in args],
-                      **{k: a.detach() if isinstance(a, torch.Tensor) else a
-                         for k, a in kwargs.items()})
+            return op(*[plain(a) for a in args], **{k: plain(a) for k, a in kwargs.items()})
     return call
 
 
@@ -171,26 +177,36 @@ def callable_of(name, op):
 
 
 # Operators that update arguments their schema does not mark as written
-# (torch 1.13): batch norm's running statistics, in training mode.
-HIDDEN_WRITES = {"aten.native_batch_norm.default": (3, 4),
-                 "aten.cudnn_batch_norm.default": (3, 4),
-                 "aten.miopen_batch_norm.default": (3, 4)}
+# (torch 1.13): batch norm's running statistics, in training mode.  op ->
+# (index of the training flag, indices written).
+HIDDEN_WRITES = {"aten.native_batch_norm.default": (5, (3, 4)),
+                 "aten.cudnn_batch_norm.default": (5, (3, 4)),
+                 "aten.miopen_batch_norm.default": (5, (3, 4))}
 
 _written_cache = {}
 
 
-def written_args(op):
-    """[(index, name)] of the arguments the operator writes to."""
+def written_args(op, args=None):
+    """[(index, name)] of the arguments the operator writes to.  Given the
+    call's arguments (FX's or the graph's), a batch norm in eval mode
+    (training False) writes nothing: a frozen batch norm's statistics are
+    only read (taken as written, they were copied at the step's start and
+    the copies held, as if the step changed them)."""
     if op is None:      # GRAD_OUTPUT_OP
         return []
     w = _written_cache.get(op)
     if w is None:
-        args = op._schema.arguments
-        hidden = HIDDEN_WRITES.get(str(op), ())
-        w = [(i, a.name) for i, a in enumerate(args)
-             if (a.alias_info is not None and a.alias_info.is_write) or i in hidden]
+        sch = op._schema.arguments
+        flag, hidden = HIDDEN_WRITES.get(str(op), (None, ()))
+        w = ([(i, a.name) for i, a in enumerate(sch)
+              if (a.alias_info is not None and a.alias_info.is_write) or i in hidden],
+             [(i, a.name) for i, a in enumerate(sch)
+              if a.alias_info is not None and a.alias_info.is_write], flag)
         _written_cache[op] = w
-    return w
+    every, schema_only, flag = w
+    if flag is not None and args is not None and len(args) > flag and args[flag] is False:
+        return schema_only
+    return every
 
 
 def encode_const(x, where):
@@ -652,8 +668,10 @@ def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):
     the backward is traced with it off (as loss.backward() outside the
     autocast block runs it).
     """
-    from functorch import make_fx
-    from functorch.experimental import functionalize
+    from torch.fx.experimental.proxy_tensor import make_fx
+    functionalize = getattr(getattr(torch, "func", None), "functionalize", None)
+    if functionalize is None:       # torch 1.13 (torch 2 has the functorch package as a shim)
+        from functorch.experimental import functionalize
 
     pdict, bdict = model_tensors(model)
     pnames = list(pdict)
@@ -1460,7 +1478,7 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                                  "into a tensor its backward reads, which remat cannot "
                                  "replay under rematerialization; use LeakyReLU or PReLU, "
                                  "or keep it outside what is planned" % where)
-            writes = [(i, nm) for i, nm in written_args(op)
+            writes = [(i, nm) for i, nm in written_args(op, fx.args)
                       if (fx.args[i] if i < len(fx.args) else fx.kwargs.get(nm)) is not None]
             if wrote:
                 # Readers of a written buffer see the value it had when the
@@ -1601,7 +1619,7 @@ def _ext_writes(n):
     """The parameters and buffers node n's calls write in place."""
     out = []
     for c in n.calls:
-        for i, nm in written_args(resolve_op(c["op"])):
+        for i, nm in written_args(resolve_op(c["op"]), c["args"]):
             a = c["args"][i] if i < len(c["args"]) else c["kwargs"].get(nm)
             if isinstance(a, dict) and ("buffer" in a or "param" in a):
                 out.append(a.get("buffer") or a.get("param"))
@@ -1816,11 +1834,11 @@ def _finish(J, model, inputs, targets, measure, say):
         big = max(n.keep, key=lambda i: (size[i], -i))
         # An empty output read late counts too (cuDNN's batch norm reserve,
         # a frozen batch norm's saved statistics): kept, it holds the node,
-        # and its largest output with it, until it is read; moved out, it
-        # costs nothing.
+        # and its largest output with it, until it is read; copied out, it
+        # costs nothing, so late outputs that are all empty always are.
         late = [i for i in n.keep if i != big and isinstance(outs[i], torch.Tensor)
                 and last[(n.id, i)] > last[(n.id, big)]]
-        if late:
+        if late and any(size[i] for i in late):
             # Copy them out or keep them in the node, whichever holds less:
             # a copy duplicates its output from the node's run to the node's
             # end (when the rest are read for the last time); keeping holds
@@ -2228,7 +2246,7 @@ def read_mutated(J, op_of):
     if mutated:
         for n in J.nodes + J.epilogue:
             for c in n.calls:
-                w = written_args(op_of(c["op"], n.id))
+                w = written_args(op_of(c["op"], n.id), c["args"])
                 wi, wn = {i for i, _ in w}, {nm for _, nm in w}
                 wi.update(_unread(c))
                 out |= _names_read([a for i, a in enumerate(c["args"]) if i not in wi] +
@@ -2323,7 +2341,7 @@ class Runner:
             if o is None:
                 prev.append(self.b.gouts[c["args"][0]])
                 continue
-            w = written_args(o)
+            w = written_args(o, c["args"])
             wi, wn = {i for i, _ in w}, {nm for _, nm in w}
             args = [self.value(a, prev, n.id, written=(i in wi)) for i, a in enumerate(c["args"])]
             kwargs = {k: self.value(a, prev, n.id, written=(k in wn))

@@ -1587,11 +1587,11 @@ def check_torch2_found():
     from remat_torch import joint as JT
     p = nn.Parameter(torch.ones(2))
     with torch.no_grad():
-        got = JT.in_grad_mode(lambda t: (torch.is_grad_enabled(), t.requires_grad,
-                                         (t * 2).requires_grad))(p)
-    if got != (True, False, False):
-        fails.append("in_grad_mode: grad mode, argument and result requiring grad: %s, "
-                     "want (True, False, False)" % (got,))
+        got = JT.in_grad_mode(lambda t, ts: (torch.is_grad_enabled(), t.requires_grad,
+                                             (t * 2).requires_grad, ts[0].requires_grad))(p, [p])
+    if got != (True, False, False, False):
+        fails.append("in_grad_mode: grad mode, argument, result and a listed argument "
+                     "requiring grad: %s, want (True, False, False, False)" % (got,))
     if JT.callable_of("aten.mkldnn_rnn_layer.default", torch.add) is torch.add or \
             JT.callable_of("aten.add.Tensor", torch.add) is not torch.add:
         fails.append("callable_of: only GRAD_MODE_OPS run in grad mode")
