@@ -32,6 +32,7 @@ tensor hooks, GradScaler and optimizers work unchanged.
 - Under autocast the trace holds the casts autocast made; the schedule
   runs with autocast off (its casts are operators of the graph).
 """
+import dis
 import functools
 import hashlib
 import inspect
@@ -592,7 +593,10 @@ def _code_reads(fn):
     names, stack = set(), [code]
     while stack:
         c = stack.pop()
-        names.update(c.co_names)
+        # The names it loads as globals: co_names also holds attribute
+        # names (self.l beside a module-level l that changes).
+        names.update(i.argval for i in dis.get_instructions(c)
+                     if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
         stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return (fn.__globals__, tuple(sorted(names)), tuple(fn.__closure__ or ()))
 

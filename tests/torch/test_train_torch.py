@@ -655,6 +655,17 @@ def other_loss(o, t):
 
 
 LOSS = helper_loss       # the function the loss calls (swapped: refused)
+twin = 1.0               # a global named as an attribute the model reads (changed: no refusal)
+
+
+class Twin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+        self.twin = 2.0
+
+    def forward(self, x):
+        return self.lin(x) * self.twin
 
 
 def check_fourth_review():
@@ -718,6 +729,20 @@ def check_fourth_review():
     step(xb, yb)         # as planned again: runs
     LOSS = other_loss
     refused("the function the loss calls swapped", lambda: step(xb, yb), "loss function")
+    # An outside review (2026-11-30): the names a forward reads as globals
+    # were its code's every name, attribute names too, so a global named as
+    # an attribute (self.twin beside twin) made the step refuse when it
+    # changed.
+    global twin
+    tw = Twin()
+    xt, yt = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    step = remat_torch.plan(tw, xt, ce, example_target=yt, time_limit=1)
+    twin = 5.0
+    try:
+        step(xt, yt)
+    except Exception as err:
+        fails.append("a global named as an attribute the forward reads changed: %s" % err)
+    twin = 1.0
     # Class weights changed in place: the step reads them by reference.
     CLASS_W = torch.tensor([1.0, 2.0, 3.0])
     model.zero_grad()
