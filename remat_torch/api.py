@@ -302,8 +302,9 @@ class Step:
     device memory asked for, or None), meter (read the allocator on each
     call: None, the default, on CUDA only; True on the CPU too, through the
     profiler, slower), last (figures of the last call: loss as a float,
-    measured_peak, real_peak, simulated_peak, recomputes, seed; never a
-    tensor, so that nothing of a step outlives it)."""
+    measured_peak, real_peak, simulated_peak, recomputes, seed (None: drawn
+    from torch's generator, as eager draws); never a tensor, so that
+    nothing of a step outlives it)."""
 
     def __init__(self, model, J, steps, summary, graph_path=None, memory=None,
                  budget_bytes=None, device_bytes=None, meter=None, loss_fn=None):
@@ -352,14 +353,17 @@ class Step:
             raise JT.JointError("the loss function changed since this step was planned (an "
                                 "attribute of it, a variable its code reads or an argument "
                                 "bound to it): the step would run the old trace; plan again")
-        if self.graph.random_nodes and seed is None:
-            seed = int(torch.randint(0, 2 ** 62, ()).item())
+        # Random operators draw from torch's generator as eager draws (the
+        # same dropout masks under the same torch.manual_seed; a
+        # recomputation replays what its first computation drew), or, given
+        # a seed, each under a seed of its own (joint.seed_of).
         with JT.modes_kept(self.model):
             JT.train_mode(self.model)
             b = self._bind(inputs, targets)
             res = execute(self.graph, b, self.steps, seed=seed or 0, plan=self.plan,
-                          meter=self.meter if meter is None else meter)
-        res.seed = seed or 0
+                          meter=self.meter if meter is None else meter,
+                          rng="global" if seed is None else "seeded")
+        res.seed = seed
         self.last = _figures(res)
         return res
 

@@ -248,9 +248,11 @@ class Result:
         self.__dict__.update(kw)
 
 
-def execute(J, binding, steps, seed=0, where="schedule", plan=None, meter=None):
+def execute(J, binding, steps, seed=0, where="schedule", plan=None, meter=None, rng="seeded"):
     """Run a schedule (list of (op, node)) of J on a Binding.  The schedule
     is checked first (ScheduleError, nothing run).  Returns a Result.
+    rng: "seeded" (each random node under its own seed from `seed`) or
+    "global" (torch's generator, drawn as eager draws: see joint.Rng).
 
     meter: read the allocator while the schedule runs (remat_torch/meter.py)
     and report real_peak, the bytes of the graph's inputs plus the most the
@@ -264,19 +266,19 @@ def execute(J, binding, steps, seed=0, where="schedule", plan=None, meter=None):
     if meter is None:
         meter = cuda
     if not meter:
-        return _execute(J, binding, seed, plan)
+        return _execute(J, binding, seed, plan, rng)
     from remat_torch.meter import AllocatorMeter, device_of
     device = device_of(list(binding.params.values()) + list(binding.batch.values()))
     with AllocatorMeter(device) as m:
-        res = _execute(J, binding, seed, plan)
+        res = _execute(J, binding, seed, plan, rng)
     res.real_peak = sum(n.mem for n in J.nodes if n.kind == "input") + m.peak
     if cuda:
         res.cuda_max_allocated = torch.cuda.max_memory_allocated(device)
     return res
 
 
-def _execute(J, binding, seed, plan):
-    ex = Execution(J, binding, seed, plan)
+def _execute(J, binding, seed, plan, rng="seeded"):
+    ex = Execution(J, binding, seed, plan, rng=rng)
     ex.advance(len(plan.steps))
     return ex.finish()
 
