@@ -83,12 +83,8 @@ def quiet_unsized_frees():
 
 
 def _profiler():
-    import inspect
     from torch.profiler import ProfilerActivity, profile
-    # torch 2 warns that a profile's events are cleared per cycle unless
-    # they accumulate (one cycle here: the same events either way).
-    more = {"acc_events": True} if "acc_events" in inspect.signature(profile).parameters else {}
-    return profile(activities=[ProfilerActivity.CPU], profile_memory=True, **more)
+    return profile(activities=[ProfilerActivity.CPU], profile_memory=True)
 
 
 def memory_events(prof, device_type="cpu"):
