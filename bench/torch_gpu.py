@@ -19,7 +19,14 @@ a remat binary (REMAT).  Sections, each printed as one JSON line:
               against eager's;
   fake        Llama-style decoders built on the GPU and planned with
               fake=True (a trace on the meta device): gradients against
-              eager at 100%, the allocator's peak at 100% and 60%.
+              eager at 100%, the allocator's peak at 100% and 60%;
+  models      an LSTM (cuDNN's) and an nn.TransformerEncoder with dropout
+              (fused attention) wrapped at 100% and 70%: outputs and
+              gradients against eager over two steps, the allocator's
+              peak against eager's (not run on a GPU yet).
+
+--device cpu runs the sections dry on the CPU (no peaks): to try the
+script where there is no GPU.
 
 Recorded in bench/results/torch.md ("A wrapped module", and "Torch 2.11
 on the H200: the third session"); run on an NVIDIA H200 lent by the
@@ -64,6 +71,9 @@ class DictNet(nn.Module):
 
 
 def peak_of(fn):
+    if dev.type != "cuda":      # --device cpu: a dry run of the script
+        fn()
+        return None
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
@@ -207,14 +217,100 @@ def fake():
     return res
 
 
-SECTIONS = {"correct": correct, "gradscaler": gradscaler, "memory": memory, "fake": fake}
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(32, 64, num_layers=2, batch_first=True, dropout=0.2)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc(self.rnn(x)[0])
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(64, 4, 128, dropout=0.1, batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc(self.enc(x))
+
+
+def models():
+    """Paths the other sections do not reach: cuDNN's LSTM (its reserve
+    and workspace), nn.TransformerEncoder's fused attention
+    (scaled_dot_product_attention, random under dropout), wrapped at 100%
+    and 70% and run against eager: outputs and gradients over two steps,
+    the allocator's peak against eager's."""
+    res = {}
+    for name, make, shape in (("lstm", Recurrent, (16, 24, 32)),
+                              ("encoder", Encoder, (16, 24, 64))):
+        torch.manual_seed(0)
+        m = make().to(dev)
+        x = torch.randn(*shape, device=dev)
+        e = copy.deepcopy(m)
+
+        def lf(o):
+            return o.square().mean()
+        torch.manual_seed(1)
+        lf(e(x)).backward()
+        no_grads(e)
+        torch.manual_seed(1)
+        out = {"eager_peak": peak_of(lambda: lf(e(x)).backward())}
+        for b in ("100%", "70%"):
+            mm, ee = copy.deepcopy(m), copy.deepcopy(m)
+            try:
+                w = remat_torch.wrap(mm, (x,), budget=b, cache=False, notice=False, time_limit=3)
+                r = {"recomputes": next(iter(w.plans.values())).plan.recomputes}
+                for it in range(2):
+                    torch.manual_seed(10 + it)
+                    o1 = w(x)
+                    torch.manual_seed(10 + it)
+                    o2 = ee(x)
+                    lf(o1).backward()
+                    lf(o2).backward()
+                r["outputs_equal"] = torch.equal(o1, o2)
+                r["grads_equal"] = all(torch.equal(p.grad, q.grad)
+                                       for p, q in zip(mm.parameters(), ee.parameters()))
+                r["grads_max_abs_diff"] = max(float((p.grad - q.grad).abs().max())
+                                              for p, q in zip(mm.parameters(), ee.parameters()))
+                no_grads(mm)
+                torch.manual_seed(12)
+                real = peak_of(lambda: lf(w(x)).backward())
+                r["real"] = real
+                if real is not None and out["eager_peak"]:
+                    r["real/eager"] = round(real / out["eager_peak"], 4)
+            except Exception:
+                r = {"error": traceback.format_exc()[-1500:]}
+            out[b] = r
+        res[name] = out
+    return res
+
+
+SECTIONS = {"correct": correct, "gradscaler": gradscaler, "memory": memory, "fake": fake,
+            "models": models}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sections", default=",".join(SECTIONS))
     ap.add_argument("--json", help="also write every section's result to this file")
+    ap.add_argument("--device", default="cuda",
+                    help="cuda (default); cpu runs the script dry (no peaks), to try it")
     a = ap.parse_args()
+    global dev
+    dev = torch.device(a.device)
+    if dev.type == "cpu":
+        out = {"torch": torch.__version__, "device": "cpu (a dry run)"}
+        for name in a.sections.split(","):
+            try:
+                out[name] = SECTIONS[name]()
+            except Exception:
+                out[name] = {"error": traceback.format_exc()[-2000:]}
+            print(json.dumps({name: out[name]}), flush=True)
+        return 0
     if not torch.cuda.is_available():
         print("torch_gpu.py: no CUDA device (this check is for a machine with a GPU)",
               file=sys.stderr)
