@@ -304,20 +304,14 @@ def main():
     dev = torch.device(a.device)
     if dev.type == "cpu":
         out = {"torch": torch.__version__, "device": "cpu (a dry run)"}
-        for name in a.sections.split(","):
-            try:
-                out[name] = SECTIONS[name]()
-            except Exception:
-                out[name] = {"error": traceback.format_exc()[-2000:]}
-            print(json.dumps({name: out[name]}), flush=True)
-        return 0
-    if not torch.cuda.is_available():
+    elif not torch.cuda.is_available():
         print("torch_gpu.py: no CUDA device (this check is for a machine with a GPU)",
               file=sys.stderr)
         return 77
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.benchmark = False
-    out = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0)}
+    else:
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        out = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0)}
     print(json.dumps(out), flush=True)
     for name in a.sections.split(","):
         t0 = time.time()

@@ -198,11 +198,10 @@ def written_args(op, args=None):
     if w is None:
         sch = op._schema.arguments
         flag, hidden = HIDDEN_WRITES.get(str(op), (None, ()))
-        w = ([(i, a.name) for i, a in enumerate(sch)
-              if (a.alias_info is not None and a.alias_info.is_write) or i in hidden],
-             [(i, a.name) for i, a in enumerate(sch)
-              if a.alias_info is not None and a.alias_info.is_write], flag)
-        _written_cache[op] = w
+        schema_only = [(i, a.name) for i, a in enumerate(sch)
+                       if a.alias_info is not None and a.alias_info.is_write]
+        every = sorted(set(schema_only) | {(i, sch[i].name) for i in hidden})
+        w = _written_cache[op] = (every, schema_only, flag)
     every, schema_only, flag = w
     if flag is not None and args is not None and len(args) > flag and args[flag] is False:
         return schema_only

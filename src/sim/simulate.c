@@ -30,13 +30,12 @@ static void sim_fail(struct remat_sim_result *r, int64_t step, int32_t node,
 		     const char *fmt, ...)
 {
 	va_list ap;
+	char raw[sizeof(r->error)];
 
 	r->valid = 0;
 	r->feasible = 0;
 	r->error_step = step;
 	r->error_node = node;
-	char raw[sizeof(r->error)];
-
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
