@@ -5,7 +5,8 @@
 
 (from the repository root; `python3 -m remat_torch.export ...` is the same.)
 
-MODEL is a torchvision classification model (resnet18, vit_b_16, ...), one of
+MODEL is a torchvision classification, segmentation or video model (resnet18,
+vit_b_16, fcn_resnet50, r3d_18, ...), one of
 the built-in extras (gpt2-small, unet, lstm64, tiny-encoder, tiny-gpt), or
 FILE.py:FUNCTION, where
 FUNCTION(batch) returns (model, inputs, loss_fn): inputs a tuple of tensors
@@ -834,19 +835,90 @@ def build(model_name, batch, input_shape, device=None):
         return model, (x,), lambda out: _ce(5000)(out, tgt), \
             {"model": "LSTM, 4 layers x 1024 hidden, unrolled over %d steps, 5000 classes" % shape[0],
              "batch": batch, "input_shape": shape}
+    return _torchvision(model_name, batch, input_shape, g)
+
+
+# The auxiliary classifiers' losses are added at GoogLeNet's weight (0.3,
+# Szegedy et al. 2015, s.5); segmentation's auxiliary head at torchvision's
+# reference training script's (0.5).
+AUX_WEIGHT = {"classification": 0.3, "segmentation": 0.5}
+# Families by torchvision.models submodule: the default input shape (without
+# the batch) and the number of classes of the models' default heads.
+FAMILIES = (("classification", None, [3, 224, 224], 1000),
+            ("segmentation", "segmentation", [3, 224, 224], 21),
+            ("video", "video", [3, 16, 112, 112], 400))
+REFUSED_FAMILIES = {
+    "detection": "a detection model's forward depends on the data (proposals, "
+                 "non-maximum suppression) and needs targets in training",
+    "optical_flow": "an optical-flow model takes two images and iterates",
+    "quantization": "a quantized model is not trained by backpropagation"}
+
+
+def _torchvision(model_name, batch, input_shape, g):
+    """A torchvision model by name: classification (GoogLeNet's and
+    Inception's auxiliary outputs in the loss), segmentation (a class per
+    pixel) or video; random weights, nothing downloaded."""
     import torchvision
-    ctor = getattr(torchvision.models, model_name, None)
-    if ctor is None:
+    import torchvision.models as M
+    listed = getattr(M, "list_models", None)
+
+    def names(sub):
+        mod = getattr(M, sub) if sub else M
+        if listed is not None:
+            return listed(module=mod)
+        return [k for k, v in vars(mod).items() if callable(v) and k[0].islower()
+                and not k.startswith("get_")]
+    for fam, sub in (("detection", "detection"), ("optical_flow", "optical_flow"),
+                     ("quantization", "quantization")):
+        if model_name in names(sub):
+            raise SystemExit("%s: %s: not exported by name: %s; write a FILE.py:FUNCTION "
+                             "(see --help) that builds it and its loss" %
+                             (PROG, model_name, REFUSED_FAMILIES[fam]))
+    for fam, sub, shape0, classes in FAMILIES:
+        if model_name in names(sub):
+            break
+    else:
         raise SystemExit("%s: unknown model '%s' (a torchvision model name, %s or "
                          "FILE.py:FUNCTION)" % (PROG, model_name, ", ".join(EXTRAS)))
-    model = ctor(weights=None)
-    shape = input_shape or [3, 224, 224]
+    ctor = getattr(getattr(M, sub) if sub else M, model_name)
+    kw = {"weights": None}
+    if fam == "segmentation":
+        kw["weights_backbone"] = None
+    if model_name in ("googlenet", "inception_v3"):
+        kw["init_weights"] = True
+        if model_name == "inception_v3":
+            shape0 = [3, 299, 299]
+    model = ctor(**kw)
+    shape = input_shape or shape0
     x = torch.randn(batch, *shape, generator=g)
-    tgt = torch.randint(0, 1000, (batch,), generator=g)
-    return model, (x,), lambda out: nn.functional.cross_entropy(out, tgt), \
-        {"model": "torchvision.models.%s (weights=None)" % model_name,
-         "torchvision": __import__("torchvision").__version__,
-         "batch": batch, "input_shape": shape}
+    if fam == "segmentation":
+        tgt = torch.randint(0, classes, (batch,) + tuple(shape[1:]), generator=g)
+    else:
+        tgt = torch.randint(0, classes, (batch,), generator=g)
+    aux_w = AUX_WEIGHT.get(fam, 0.0)
+    ce = nn.functional.cross_entropy
+
+    def loss_fn(out):
+        if isinstance(out, dict):         # segmentation: {"out", "aux"}
+            loss = ce(out["out"], tgt)
+            if out.get("aux") is not None:
+                loss = loss + aux_w * ce(out["aux"], tgt)
+            return loss
+        if hasattr(out, "logits"):        # GoogLeNetOutputs, InceptionOutputs
+            loss = ce(out.logits, tgt)
+            for k in out._fields:
+                v = getattr(out, k)
+                if k.startswith("aux") and v is not None:
+                    loss = loss + aux_w * ce(v, tgt)
+            return loss
+        return ce(out, tgt)
+    desc = {"model": "torchvision.models.%s%s (weights=None)" %
+            (sub + "." if sub else "", model_name),
+            "torchvision": torchvision.__version__, "batch": batch, "input_shape": shape}
+    if fam != "classification" or model_name in ("googlenet", "inception_v3"):
+        desc["loss"] = ("cross entropy%s" % (" per pixel" if fam == "segmentation" else "")) + \
+            (", auxiliary outputs' weighted %g" % aux_w if fam != "video" else "")
+    return model, (x,), loss_fn, desc
 
 
 def _shape(text):
@@ -971,8 +1043,12 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
         # The model's own error (a batch norm given one value per channel,
         # a shape mismatch), or, with --fake, an operator torch 1.13's meta
         # backend has no kernel for (convolution_backward): one line.
-        print("%s: %s: %s%s" % (prog, a.model, "--fake: " if a.fake else "",
-                                str(e).strip().split("\n")[0]), file=sys.stderr)
+        msg = str(e).strip().split("\n")[0]
+        if a.fake and "convolution_backward_overrideable" in msg:
+            msg = ("torch %s's meta device has no kernel for convolution_backward (torch 2 "
+                   "has one); export this model without --fake" % torch.__version__)
+        print("%s: %s: %s%s" % (prog, a.model, "--fake: " if a.fake else "", msg),
+              file=sys.stderr)
         return 1
     graph = JT.to_graph(J, name.replace("-train-", "-joint-"))
     graph["source"].update(desc)

@@ -390,6 +390,8 @@ def check_fake(tmp):
                            (["--fake"] if fake else []), cwd=ROOT, capture_output=True, text=True)
         if torch.__version__.startswith("1."):
             fails += one_line_error(p, "fake: resnet18 --fake")
+            if "no kernel for convolution_backward" not in p.stderr:
+                fails.append("fake: resnet18 --fake on torch 1.13: %r" % p.stderr)
             break
         if p.returncode != 0:
             fails.append("fake: resnet18: exit %d: %s" % (p.returncode, p.stderr[-300:]))
@@ -397,6 +399,49 @@ def check_fake(tmp):
         facts.append(graph_facts(out))
     if len(facts) == 2 and facts[0] != facts[1]:
         fails.append("fake: resnet18: the fake graph differs from the real one")
+    return fails
+
+
+def check_torchvision_families(tmp):
+    """torchvision by name beyond plain classifiers: GoogLeNet's auxiliary
+    classifiers in the loss (weight 0.3, GoogLeNet's paper), a segmentation
+    model (a class per pixel), a video model; detection refused in one line."""
+    fails = []
+    from remat_torch import export as EX
+    ce = torch.nn.functional.cross_entropy
+    model, inputs, loss_fn, desc = EX.build("googlenet", 2, [3, 64, 64])
+    tgt = loss_fn.__closure__[loss_fn.__code__.co_freevars.index("tgt")].cell_contents
+    out = model(*inputs)
+    want = ce(out.logits, tgt) + 0.3 * ce(out.aux_logits1, tgt) + 0.3 * ce(out.aux_logits2, tgt)
+    if not torch.allclose(loss_fn(out), want):
+        fails.append("torchvision: googlenet's loss %r, by hand %r" % (loss_fn(out), want))
+    loss_fn(out).backward()
+    if model.aux1.fc2.weight.grad is None or not model.aux1.fc2.weight.grad.abs().sum():
+        fails.append("torchvision: googlenet's auxiliary classifier gets no gradient")
+    model, inputs, loss_fn, desc = EX.build("lraspp_mobilenet_v3_large", 2, [3, 32, 32])
+    tgt = loss_fn.__closure__[loss_fn.__code__.co_freevars.index("tgt")].cell_contents
+    if tuple(tgt.shape) != (2, 32, 32) or int(tgt.max()) >= 21:
+        fails.append("torchvision: segmentation target %s" % (tuple(tgt.shape),))
+    for args in (["googlenet", "--input-shape", "3,64,64"],
+                 ["r3d_18", "--input-shape", "3,4,32,32"]):
+        out = os.path.join(tmp, "tv-%s.json" % args[0])
+        p = subprocess.run([PYTHON, "-m", "remat_torch", "export"] + args +
+                           ["--batch", "2", "-q", "-o", out], cwd=ROOT, capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            fails.append("torchvision: %s: exit %d: %s" % (args[0], p.returncode,
+                                                           p.stderr[-300:]))
+            continue
+        kinds = [n["kind"] for n in judge.read_json(out)["nodes"]]
+        if kinds.count("loss") != 1 or "backward" not in kinds:
+            fails.append("torchvision: %s: unexpected graph" % args[0])
+    for model, want in (("fasterrcnn_resnet50_fpn", "detection model"),
+                        ("get_weight", "unknown model")):
+        p = subprocess.run([PYTHON, "-m", "remat_torch", "export", model, "-o", os.devnull],
+                           cwd=ROOT, capture_output=True, text=True)
+        fails += one_line_error(p, "torchvision: " + model)
+        if want not in p.stderr:
+            fails.append("torchvision: %s: %r does not say %r" % (model, p.stderr, want))
     return fails
 
 
@@ -411,7 +456,8 @@ def main():
             print("%s %s (%d saved tensors checked)" % ("ok  " if not fails else "FAIL", name, n))
             passed += not fails
             failed += bool(fails)
-        for name, fn in (("cli", check_cli), ("export --fake", check_fake)):
+        for name, fn in (("cli", check_cli), ("export --fake", check_fake),
+                         ("torchvision families", check_torchvision_families)):
             fails = fn(tmp)
             for f in fails:
                 print("FAIL", f)
