@@ -39,7 +39,12 @@ How the joint graph is made
    copy_ into num_batches_tracked) is a side effect applied on the node's
    first computation in a step (a recomputation writes into a scratch copy,
    and every reader sees the buffer as it was when the step began); any
-   other is refused, naming the node and the operator.
+   other is refused, naming the node and the operator.  Likewise an
+   out-of-place operator with an in-place form whose first argument is a
+   fresh tensor (zeros, empty, clone: FRESH_OPS) that nothing else reads
+   runs in place on it, in the node that allocated it, as eager's in-place
+   form does (autograd's backward of x[idx]: new_zeros, then index_put_;
+   functionalized, the zeros and index_put's result were both held).
 5. An operator with several outputs (native_batch_norm: output, mean,
    invstd; convolution_backward: three gradients) is one node holding the
    outputs something reads (`mem`: their bytes); outputs nobody reads are
@@ -206,6 +211,31 @@ def written_args(op, args=None):
     if flag is not None and args is not None and len(args) > flag and args[flag] is False:
         return schema_only
     return every
+
+
+# Operators whose result is a fresh tensor: an operator updating it that
+# functionalization made out of place (index_put for index_put_) is run in
+# place on it when nothing else reads it (_in_place_on_fresh).
+FRESH_OPS = frozenset(("new_zeros", "zeros", "zeros_like", "new_empty", "empty_like", "empty",
+                       "new_empty_strided", "empty_strided", "new_full", "full", "full_like",
+                       "new_ones", "ones", "ones_like", "clone"))
+
+
+def in_place_variant(name):
+    """'aten.X_.O' for the functional operator 'aten.X.O' when it exists with
+    the same arguments (aten.index_put.default: aten.index_put_.default),
+    else None."""
+    parts = name.split(".")
+    if len(parts) != 3 or parts[1].endswith("_"):
+        return None
+    ip_name = "%s.%s_.%s" % tuple(parts)
+    op, ip = resolve_op(name), resolve_op(ip_name)
+    if op is None or ip is None:
+        return None
+    names = lambda o: [a.name for a in o._schema.arguments]  # noqa: E731
+    if names(op) != names(ip) or not written_args(ip)[:1] == [(0, "self")]:
+        return None
+    return ip_name
 
 
 def encode_const(x, where):
@@ -1563,6 +1593,20 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
             if aliased:
                 raise JointError("%s returns both new tensors and views of other tensors; "
                                  "the memory model cannot express it" % where)
+            prod = _in_place_on_fresh(J, fx, name, out, val, ref)
+            if prod is not None:
+                # Eager updates the fresh tensor in place (autograd's
+                # backward of x[idx]: new_zeros, then index_put_ with
+                # accumulate); functionalized, both would be held at once.
+                ip = in_place_variant(name)
+                prod.calls.append({"op": ip, "args": [{"prev": len(prod.calls) - 1}] +
+                                   [enc(a) for a in fx.args[1:]], "kwargs": ekwargs})
+                prod.label += " + " + ip
+                prod.random = prod.random or short in RANDOM_OPS
+                for kk in new:
+                    owner[kk[0]] = prod.id
+                ref[fx] = {"node": prod.id}
+                continue
             k += 1
             n = J.add(JNode("%s%d.%s" % (kind[0], k, short), kind,
                             [{"op": name, "args": eargs, "kwargs": ekwargs}], name))
@@ -1612,6 +1656,35 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     J.grads = [grad_ref(g) for g in out_fx[head:head + np_]]
     J.mutated = list(dict.fromkeys(mutated))
     return J
+
+
+def _in_place_on_fresh(J, fx, name, out, val, ref):
+    """The node whose fresh tensor (FRESH_OPS: zeros, empty, clone ...) the
+    out-of-place operator fx could update in place instead, as eager's
+    in-place form does: nothing else reads that tensor, the result has its
+    type, shape and strides, and the operator has an in-place form with the
+    same arguments.  None otherwise."""
+    if not fx.args or not isinstance(fx.args[0], torch.fx.Node) or \
+            in_place_variant(name) is None:
+        return None
+    self_fx = fx.args[0]
+    r = ref.get(self_fx)
+    if r is None or set(r) != {"node"} or r["node"] not in J.byid:
+        return None
+    prod = J.byid[r["node"]]
+    if prod.kind == "input" or prod.n_out is not None or \
+            prod.calls[0]["op"].split(".")[1] not in FRESH_OPS:
+        return None
+    if any(u is not fx for u in self_fx.users) or \
+            any(a is self_fx for a in tree_flatten((fx.args[1:], fx.kwargs))[0]):
+        return None
+    a = val[self_fx]
+    if not isinstance(out, torch.Tensor) or not isinstance(a, torch.Tensor) or \
+            out.dtype != a.dtype or out.shape != a.shape or out.stride() != a.stride() or \
+            storage_key(out) is None or storage_key(a) is None or \
+            storage_key(out)[1] != storage_key(a)[1]:
+        return None
+    return prod
 
 
 def _ext_writes(n):
