@@ -996,7 +996,13 @@ def main(argv=None, prog=PROG):
     if not a.quiet and sys.stderr.isatty():
         print("%s: running one training step of %s%s" % (prog, a.model, " (twice: --measure "
               "warms up first)" if a.measure else ""), file=sys.stderr)
-    graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
+    try:
+        graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
+    except (NotImplementedError, RuntimeError, ValueError) as e:
+        # The model's own error (an input too small for its kernels, a
+        # shape mismatch): one line, as with --joint.
+        print("%s: %s: %s" % (prog, a.model, str(e).strip().split("\n")[0]), file=sys.stderr)
+        return 1
     graph["source"].update(desc)
     try:
         write_graph(graph, a.output)
