@@ -656,27 +656,50 @@ class _KeepWhole:
         return False
 
 
+# torch 2.4 made autocast's state per device type (is_autocast_enabled(dev),
+# get_autocast_dtype(dev)) and deprecated the per-device functions torch
+# 1.13 has (is_autocast_cpu_enabled ...), which warn there.
+AMP_DEVICES = ("cuda", "cpu")
+
+
+def _amp_get(dev):
+    """(enabled, dtype) of autocast on device type dev."""
+    if hasattr(torch, "get_autocast_dtype"):
+        return torch.is_autocast_enabled(dev), torch.get_autocast_dtype(dev)
+    if dev == "cuda":
+        return torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
+    return torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+
+
+def _amp_set(dev, enabled):
+    if hasattr(torch, "get_autocast_dtype"):
+        torch.set_autocast_enabled(dev, enabled)
+    elif dev == "cuda":
+        torch.set_autocast_enabled(enabled)
+    else:
+        torch.set_autocast_cpu_enabled(enabled)
+
+
 class no_autocast:
     """Autocast off on every device type while active (the replay of a
     traced program: its casts are operators of the graph already)."""
 
     def __enter__(self):
-        self._saved = (torch.is_autocast_enabled(), torch.is_autocast_cpu_enabled())
-        torch.set_autocast_enabled(False)
-        torch.set_autocast_cpu_enabled(False)
+        self._saved = [_amp_get(d)[0] for d in AMP_DEVICES]
+        for d in AMP_DEVICES:
+            _amp_set(d, False)
         return self
 
     def __exit__(self, *exc):
-        torch.set_autocast_enabled(self._saved[0])
-        torch.set_autocast_cpu_enabled(self._saved[1])
+        for d, on in zip(AMP_DEVICES, self._saved):
+            _amp_set(d, on)
         return False
 
 
 def autocast_state():
     """What autocast does now, as a hashable value (part of a plan's
     signature: a trace under autocast has its casts in it)."""
-    return (torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype(),
-            torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype())
+    return tuple(x for d in AMP_DEVICES for x in _amp_get(d))
 
 
 def trace_fx(model, inputs, loss_fn, targets=(), call=None, in_grad=None):

@@ -1595,6 +1595,46 @@ def check_torch2_found():
     if JT.callable_of("aten.mkldnn_rnn_layer.default", torch.add) is torch.add or \
             JT.callable_of("aten.add.Tensor", torch.add) is not torch.add:
         fails.append("callable_of: only GRAD_MODE_OPS run in grad mode")
+    # torch 2.4's autocast API takes the device type (the per-device
+    # functions warn there as deprecated), emulated: no_autocast turns
+    # autocast off on both device types and back, and autocast_state reads
+    # each through it.
+    state = {"cuda": [True, torch.float16], "cpu": [True, torch.bfloat16]}
+    calls = []
+
+    def is_enabled(dev=None):
+        if dev is None:
+            raise AssertionError("the device-less form, deprecated in torch 2.4")
+        return state[dev][0]
+
+    def set_enabled(dev, on):
+        calls.append((dev, on))
+        state[dev][0] = on
+    fakes = {"get_autocast_dtype": lambda dev: state[dev][1],
+             "is_autocast_enabled": is_enabled, "set_autocast_enabled": set_enabled}
+    saved = {k: getattr(torch, k, None) for k in fakes}
+    try:
+        for k, f in fakes.items():
+            setattr(torch, k, f)
+        before = JT.autocast_state()
+        with JT.no_autocast():
+            inside = JT.autocast_state()
+        after = JT.autocast_state()
+    except Exception as err:
+        before = inside = after = err
+    finally:
+        for k, f in saved.items():
+            if f is None:
+                delattr(torch, k)
+            else:
+                setattr(torch, k, f)
+    want = (True, torch.float16, True, torch.bfloat16)
+    if before != want or after != want or \
+            inside != (False, torch.float16, False, torch.bfloat16) or \
+            sorted(calls) != sorted([("cuda", False), ("cpu", False), ("cuda", True),
+                                     ("cpu", True)]):
+        fails.append("autocast on torch 2.4's API: %s, %s, %s, calls %s" % (before, inside,
+                                                                          after, calls))
     return fails
 
 
