@@ -17,6 +17,7 @@ python3-torchvision (scripts/bootstrap-torch.sh); without them each prints
 one line saying so and exits 1.  Importing the package does not import
 torch.
 """
+import contextlib
 import sys
 
 
@@ -61,28 +62,60 @@ def command_parser(doc, prog):
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def write_text(text, path):
-    """Write text to path atomically (a temporary file beside it, synced,
-    then renamed over it), gzip-compressed where path ends in .gz, or to
-    standard output for "-": how every graph file is written."""
+@contextlib.contextmanager
+def replacing(path):
+    """A binary file to write path's new contents into, as remat writes its
+    own outputs (FORMATS.md, Files): a symbolic link is written through (its
+    target replaced, the link kept); a FIFO or character device (/dev/null)
+    is written in place; a directory or other file that is not regular is
+    refused (OSError); a regular file is replaced atomically when the block
+    ends without an exception (a temporary file beside it, synced, renamed
+    over it) and keeps its permission bits; on an exception nothing changes."""
+    import errno
     import os
+    import stat
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+            with open(real, "wb") as f:
+                yield f
+            return
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    tmp = os.path.join(os.path.dirname(real),
+                       ".%s.tmp.%d" % (os.path.basename(real), os.getpid()))
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as f:
+            if st is not None:
+                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def write_text(text, path):
+    """Write text to path (replacing()), gzip-compressed where path ends in
+    .gz, or to standard output for "-": how every graph file is written."""
     if path == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()
         return
     data = text.encode()
     if path.endswith(".gz"):
         import gzip
         data = gzip.compress(data, mtime=0)
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with replacing(path) as f:
+        f.write(data)
 
 
 def read_text(path):

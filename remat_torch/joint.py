@@ -94,7 +94,7 @@ import sys
 import threading
 import time
 
-from remat_torch import read_text, storage_key, write_text
+from remat_torch import read_text, replacing, storage_key, write_text
 
 try:
     import torch
@@ -2644,13 +2644,8 @@ def save_tensors(J, binding, path):
     data = {"format": JOINT_FORMAT, "params": {k: v.detach() for k, v in binding.params.items()},
             "buffers": {k: v.detach() for k, v in binding.buffers.items()},
             "batch": dict(binding.batch)}
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    try:
-        torch.save(data, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with replacing(path) as f:
+        torch.save(data, f)
 
 
 def from_graph(g, where="graph"):

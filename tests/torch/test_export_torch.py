@@ -314,6 +314,50 @@ def check_cli(tmp):
         fails.append("cli: weight transposes (parameter-only) should be left out")
     if [n for n in g["nodes"] if n["id"] == "input"][0]["mem"] != 3 * 4 * 4:
         fails.append("cli: input size is not 3x4 floats")
+    # Output paths as remat's own (FORMATS.md, Files): a symbolic link is
+    # written through and stays a link; a FIFO is written in place, never
+    # replaced by a file; a replaced file keeps its permission bits; a
+    # directory is refused in one line.  (The exporter replaced the link
+    # and the FIFO with files before.)
+    import stat
+    import threading
+    d = os.path.join(tmp, "outs")
+    os.mkdir(d)
+    link, target, fifo, kept = (os.path.join(d, n) for n in ("link.json", "target.json",
+                                                            "fifo", "kept.json"))
+    os.symlink("target.json", link)
+    os.mkfifo(fifo)
+    with open(kept, "w") as f:
+        f.write("old")
+    os.chmod(kept, 0o640)
+    got = {}
+
+    def drain():
+        with open(fifo, "rb") as f:
+            got["fifo"] = f.read()
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    for out in (link, fifo, kept):
+        p = subprocess.run([PYTHON, "-m", "remat_torch", "export", src + ":build", "--batch", "3",
+                            "-q", "-o", out], cwd=ROOT, capture_output=True, text=True)
+        if p.returncode != 0:
+            fails.append("cli: -o %s: exit %d: %s" % (os.path.basename(out), p.returncode,
+                                                     p.stderr))
+    reader.join(60)
+    if reader.is_alive() and stat.S_ISFIFO(os.lstat(fifo).st_mode):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))   # nothing wrote: release it
+    if not os.path.islink(link) or open(target).read() != texts[0]:
+        fails.append("cli: -o a symbolic link: not written through to its target")
+    if not stat.S_ISFIFO(os.lstat(fifo).st_mode) or got.get("fifo", b"").decode() != texts[0]:
+        fails.append("cli: -o a FIFO: replaced, or the graph not written into it")
+    if stat.S_IMODE(os.stat(kept).st_mode) != 0o640 or open(kept).read() != texts[0]:
+        fails.append("cli: -o a file: mode %o after replacing it, want 640"
+                     % stat.S_IMODE(os.stat(kept).st_mode))
+    p = subprocess.run([PYTHON, "-m", "remat_torch", "export", src + ":build", "-o", d],
+                       cwd=ROOT, capture_output=True, text=True)
+    fails += one_line_error(p, "cli: -o a directory")
+    if sorted(os.listdir(d)) != ["fifo", "kept.json", "link.json", "target.json"]:
+        fails.append("cli: files left beside the outputs: %s" % sorted(os.listdir(d)))
     # A missing model file, a missing function: one line, exit 1.
     missing = os.path.join(tmp, "missing.py")
     for model, what in ((missing + ":build", "missing FILE.py"), (src + ":nothere", "missing FUNCTION")):
