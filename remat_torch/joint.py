@@ -1578,11 +1578,10 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                         and owner.get(aliased[0][0]) == refs_w[0]["node"]:
                     # Writes into a fresh tensor nothing else reads: fused.
                     prod = J.byid[refs_w[0]["node"]]
-                    prod.calls.append({"op": name, "args": [{"prev": len(prod.calls) - 1}
-                                                            if a is targets_w[0] else enc(a)
-                                                            for a in fx.args],
-                                       "kwargs": ekwargs})
-                    prod.label += " + " + name
+                    _fuse_into(J, prod, {"op": name, "args": [{"prev": len(prod.calls) - 1}
+                                                              if a is targets_w[0] else enc(a)
+                                                              for a in fx.args],
+                                         "kwargs": ekwargs})
                     prod.random = prod.random or short in RANDOM_OPS
                     ref[fx] = {"node": prod.id}
                     continue
@@ -1621,10 +1620,9 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
                 # Eager updates the fresh tensor in place (autograd's
                 # backward of x[idx]: new_zeros, then index_put_ with
                 # accumulate); functionalized, both would be held at once.
-                ip = in_place_variant(name)
-                prod.calls.append({"op": ip, "args": [{"prev": len(prod.calls) - 1}] +
-                                   [enc(a) for a in fx.args[1:]], "kwargs": ekwargs})
-                prod.label += " + " + ip
+                _fuse_into(J, prod, {"op": in_place_variant(name),
+                                     "args": [{"prev": len(prod.calls) - 1}] +
+                                     [enc(a) for a in fx.args[1:]], "kwargs": ekwargs})
                 prod.random = prod.random or short in RANDOM_OPS
                 for kk in new:
                     owner[kk[0]] = prod.id
@@ -1681,6 +1679,22 @@ def _from_fx(gm, boundary, model, inputs, targets, pnames, bnames, n_outs=None):
     return J
 
 
+def _fuse_into(J, prod, call):
+    """Append call (an in-place write into prod's fresh tensor) to prod's
+    program.  When the call reads a node made after prod (an index, the
+    values written: an outside review found the graph out of order, a
+    KeyError in the trace), prod moves after every node made so far: nothing
+    reads it yet but this call, and a random write then draws where the
+    model draws."""
+    pos = {n.id: i for i, n in enumerate(J.nodes)}
+    if any(pos.get(d, -1) > pos[prod.id] for d in ref_nodes([call["args"],
+                                                             list(call["kwargs"].values())], [])):
+        J.nodes.remove(prod)
+        J.nodes.append(prod)
+    prod.calls.append(call)
+    prod.label += " + " + call["op"]
+
+
 def _in_place_on_fresh(J, fx, name, out, val, ref):
     """The node whose fresh tensor (FRESH_OPS: zeros, empty, clone ...) the
     out-of-place operator fx could update in place instead, as eager's
@@ -1695,7 +1709,9 @@ def _in_place_on_fresh(J, fx, name, out, val, ref):
     if r is None or set(r) != {"node"} or r["node"] not in J.byid:
         return None
     prod = J.byid[r["node"]]
-    if prod.kind == "input" or prod.n_out is not None or \
+    # (not a random tensor: moved later by _fuse_into, it would draw after
+    # random nodes the model runs after it)
+    if prod.kind == "input" or prod.n_out is not None or prod.random or \
             prod.calls[0]["op"].split(".")[1] not in FRESH_OPS:
         return None
     if any(u is not fx for u in self_fx.users) or \

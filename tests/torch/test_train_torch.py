@@ -36,6 +36,9 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
 8. a batch norm the user froze stays frozen in plan()'s step (eager's loss
    and gradients, running statistics untouched); a model left in eval mode
    is traced and run in train mode.
+9. writes into a fresh tensor (zeros, a clone: index_put_, setitem,
+   index_add, scatter_add), with an index or values made after it, give
+   eager's loss and gradients bit for bit at the lowest budget.
 """
 import copy
 import json
@@ -808,6 +811,59 @@ def check_fourth_review():
     return fails
 
 
+class FreshWrite(nn.Module):
+    """Writes into a fresh tensor (zeros, a clone) with an index or values
+    made after it: the write runs in place in the node that made the
+    tensor, which must then come after the index's node (an outside review
+    found the graph out of order: KeyError in the trace)."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+        self.a = nn.Linear(16, 16)
+        self.register_buffer("ridx", torch.tensor([0, 2, 2, 1]))
+
+    def forward(self, x):
+        g = self.a(x).reshape(-1, 4, 4)
+        r = self.ridx
+        if self.how == "index_put_":
+            z = torch.zeros(8, 4, 4)
+            z.index_put_((torch.arange(8)[:, None], r[None, :]), g, accumulate=True)
+        elif self.how == "setitem":
+            z = torch.zeros(8, 4, 4)
+            z[torch.arange(8)[:, None], r[None, :]] = g
+        elif self.how == "clone":
+            z = g.clone()
+            z.index_put_((torch.arange(8),), torch.ones(4, 4), accumulate=True)
+        elif self.how == "index_add":
+            z = torch.zeros(8, 4, 4).index_add(1, r, g * 2)
+        else:  # scatter_add
+            z = torch.zeros(8, 4, 4).scatter_add(1, r.view(1, 4, 1).expand(8, 4, 4), g * 2)
+        return z.sin().sum()
+
+
+def check_fresh_writes():
+    """9."""
+    fails = []
+    for how in ("index_put_", "setitem", "clone", "index_add", "scatter_add"):
+        torch.manual_seed(0)
+        m, x = FreshWrite(how), torch.randn(8, 16)
+        eager = copy.deepcopy(m)
+        try:
+            step = remat_torch.plan(m, (x,), lambda out: out, budget="lowest", time_limit=2)
+            loss = step((x,))
+        except Exception as e:
+            fails.append("%s into a fresh tensor: %s: %s" % (how, type(e).__name__, e))
+            continue
+        e_loss = eager(x)
+        e_loss.backward()
+        if not torch.equal(loss, e_loss.detach()) or any(
+                not torch.equal(p.grad, q.grad) for p, q in zip(m.parameters(),
+                                                               eager.parameters())):
+            fails.append("%s into a fresh tensor: loss or gradients differ from eager" % how)
+    return fails
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         return run_checks("remat_torch training", (
@@ -820,7 +876,8 @@ def main():
             ("budgets in device memory", check_device_memory),
             ("a frozen batch norm stays frozen", check_frozen_batch_norm),
             ("another layout, channels_last weights, a changed loss function refused",
-             check_fourth_review)))
+             check_fourth_review),
+            ("writes into fresh tensors, with indices made after them", check_fresh_writes)))
 
 
 if __name__ == "__main__":
