@@ -23,6 +23,7 @@ read from the allocator (remat_torch/meter.py), which the simulator's peak
 bounds when each node's workspace was measured on the allocator too
 (export --joint does).
 """
+import collections
 import json
 
 from remat_torch.joint import JointError, Runner, moved_from, value_storages
@@ -87,6 +88,13 @@ class Plan:
         self.held_step = peak_step if held_step is None else held_step
         self.cost, self.computes, self.recomputes = cost, computes, recomputes
         self.timeline = timeline
+
+    def counts(self):
+        """{node id: how many times the schedule computes it}."""
+        c = getattr(self, "_counts", None)
+        if c is None:
+            c = self._counts = collections.Counter(u for op, u in self.steps if op == "compute")
+        return c
 
 
 class _Held:
@@ -293,7 +301,7 @@ class Execution:
 
     def __init__(self, J, binding, seed, plan, rng="seeded"):
         self.J, self.plan = J, plan
-        self.R = R = Runner(J, binding, seed, rng=rng)
+        self.R = R = Runner(J, binding, seed, rng=rng, computes=plan.counts())
         self.ext = binding.external_storages()
         self.held = {}      # storage ptr -> [nbytes, references from resident nodes]
         self.cur = 0

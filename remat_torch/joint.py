@@ -2280,11 +2280,17 @@ class Rng:
     "global" (the first computation draws from PyTorch's generator, as
     eager does: the same draws when the schedule first computes the random
     nodes in the trace's order; a recomputation replays the generator
-    state it saw).  Called with key (node id, call number)."""
+    state it saw).  Called with key (node id, call number).  computes, the
+    schedule's computations per node when known: a generator state (5 KiB
+    on the CPU) is then kept only for the random nodes computed again, and
+    dropped after their last computation (an outside review measured 10 KiB
+    per dropout held to the end of every step, beyond the plan's peak)."""
 
-    def __init__(self, mode="global", seed=0, index=None):
+    def __init__(self, mode="global", seed=0, index=None, computes=None):
         self.mode, self.seed, self.index = mode, seed, index or {}
-        self.states = {}
+        self.computes = computes
+        self.states = {}        # key -> [cpu state, cuda states, computations left]
+        self.drawn = set()
 
     def __call__(self, key, op, args, kwargs):
         devs = _devices_of(tree_flatten((args, kwargs))[0])
@@ -2294,11 +2300,27 @@ class Rng:
                 return op(*args, **kwargs)
         st = self.states.get(key)
         if st is None:
-            self.states[key] = (torch.get_rng_state(),
-                                [torch.cuda.get_rng_state(d) for d in devs])
+            if key in self.drawn:
+                raise JointError("random node %s computed again, but the schedule it was "
+                                 "given computes it once: its draws cannot be replayed"
+                                 % key[0])
+            self.drawn.add(key)
+            left = None if self.computes is None else self.computes.get(key[0], 1) - 1
+            if left is None or left > 0:
+                # (an operator on CUDA tensors alone draws from their
+                # devices' generators: 16 bytes each, the CPU's not kept)
+                cpu = not devs or any(isinstance(t, torch.Tensor) and t.device.type == "cpu"
+                                      for t in tree_flatten((args, kwargs))[0])
+                self.states[key] = [torch.get_rng_state() if cpu else None,
+                                    [torch.cuda.get_rng_state(d) for d in devs], left]
             return op(*args, **kwargs)
+        if st[2] is not None:
+            st[2] -= 1
+            if st[2] <= 0:
+                del self.states[key]
         with torch.random.fork_rng(devices=devs):
-            torch.set_rng_state(st[0])
+            if st[0] is not None:
+                torch.set_rng_state(st[0])
             for d, s in zip(devs, st[1]):
                 torch.cuda.set_rng_state(s, d)
             return op(*args, **kwargs)
@@ -2377,11 +2399,12 @@ class Runner:
     without writing: batch norm's running statistics, in training, are only
     written)."""
 
-    def __init__(self, J, binding, seed, flops=False, rng="seeded"):
+    def __init__(self, J, binding, seed, flops=False, rng="seeded", computes=None):
         self.J, self.b, self.seed = J, binding, seed
         self.env = {}
         self.index = {n.id: i for i, n in enumerate(J.nodes + J.epilogue)}
-        self.rng = Rng(rng, seed, self.index)     # "seeded" or "global": see Rng
+        # "seeded" or "global"; computes: the schedule's computations per node
+        self.rng = Rng(rng, seed, self.index, computes)
         self.ran = set()
         self.first = True
         self.ops = {}

@@ -155,7 +155,7 @@ class _PlanFunction(torch.autograd.Function if torch is not None else object):
                     outs = ex.R.outputs()
                 state = ex
             else:
-                rng = JT.Rng("global")
+                rng = JT.Rng("global", computes=pl.plan.counts())
                 with torch.no_grad():
                     live, outs = pl.program.segments[0](call.params, call.buffers, X, None, None,
                                                         rng)

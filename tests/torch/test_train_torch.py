@@ -39,6 +39,9 @@ comparison is with eager `loss.backward()` on a copy of the same weights:
 9. writes into a fresh tensor (zeros, a clone: index_put_, setitem,
    index_add, scatter_add), with an index or values made after it, give
    eager's loss and gradients bit for bit at the lowest budget.
+10. the executors' generator states ("global" draws): kept only for the
+   random nodes the schedule computes again, dropped after their last
+   computation (the loop check at 5 has a dropout net: no byte over eager).
 """
 import copy
 import json
@@ -498,7 +501,12 @@ def check_loop_memory():
                              torch.randint(0, 5, (64,), generator=g)),
                             ("a gather with repeated indices", GatherHead(),
                              torch.randn(256, 64, generator=g),
-                             torch.randint(0, 32, (256,), generator=g))):
+                             torch.randint(0, 32, (256,), generator=g)),
+                            ("dropout", nn.Sequential(nn.Linear(12, 64), nn.Dropout(0.3),
+                                                      nn.ReLU(), nn.Linear(64, 64),
+                                                      nn.Dropout(0.3), nn.Linear(64, 5)),
+                             torch.randn(32, 12, generator=g),
+                             torch.randint(0, 5, (32,), generator=g))):
         eager = copy.deepcopy(net)
         step = remat_torch.plan(net, x, ce, example_target=y, budget="100%", time_limit=1)
 
@@ -842,6 +850,33 @@ class FreshWrite(nn.Module):
         return z.sin().sum()
 
 
+def check_rng_states():
+    """10."""
+    fails = []
+    R = JT.Rng("global", computes={"a": 3, "b": 1})
+    draw = lambda k: R((k, 0), torch.rand, (4,), {})  # noqa: E731
+    torch.manual_seed(1)
+    a1, b1 = draw("a"), draw("b")
+    torch.manual_seed(1)
+    want_a, want_b = torch.rand(4), torch.rand(4)
+    kept = sorted(k for k, _ in R.states)
+    a2 = draw("a")
+    a3 = draw("a")
+    if not (torch.equal(a1, want_a) and torch.equal(b1, want_b) and torch.equal(a2, want_a)
+            and torch.equal(a3, want_a)):
+        fails.append("Rng: the first draws are not the generator's, or a replay differs")
+    if kept != ["a"] or R.states:
+        fails.append("Rng: states kept %s after the first draws (want only the node computed "
+                     "again), %s after its last computation (want none)" % (kept,
+                                                                          sorted(R.states)))
+    try:
+        draw("b")
+        fails.append("Rng: a node the schedule computes once was drawn again without a state")
+    except JT.JointError:
+        pass
+    return fails
+
+
 def check_fresh_writes():
     """9."""
     fails = []
@@ -877,7 +912,8 @@ def main():
             ("a frozen batch norm stays frozen", check_frozen_batch_norm),
             ("another layout, channels_last weights, a changed loss function refused",
              check_fourth_review),
-            ("writes into fresh tensors, with indices made after them", check_fresh_writes)))
+            ("writes into fresh tensors, with indices made after them", check_fresh_writes),
+            ("generator states kept for recomputed random nodes only", check_rng_states)))
 
 
 if __name__ == "__main__":
