@@ -921,6 +921,13 @@ def _torchvision(model_name, batch, input_shape, g):
     return model, (x,), loss_fn, desc
 
 
+# What a model's own forward or loss raises on an input it cannot take (a
+# shape check, torch._assert on the image size, a batch norm given one value
+# per channel): the exporters say it in one line.
+MODEL_ERRORS = (AssertionError, IndexError, NotImplementedError, RuntimeError, TypeError,
+                ValueError)
+
+
 def _shape(text):
     try:
         dims = [int(x) for x in text.split(",")]
@@ -998,7 +1005,7 @@ def main(argv=None, prog=PROG):
               "warms up first)" if a.measure else ""), file=sys.stderr)
     try:
         graph, _ = export_step(model, inputs, loss_fn, measure=a.measure, name=name)
-    except (NotImplementedError, RuntimeError, ValueError) as e:
+    except MODEL_ERRORS as e:
         # The model's own error (an input too small for its kernels, a
         # shape mismatch): one line, as with --joint.
         print("%s: %s: %s" % (prog, a.model, str(e).strip().split("\n")[0]), file=sys.stderr)
@@ -1045,7 +1052,7 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
     except JT.JointError as e:
         print("%s: %s: %s" % (prog, a.model, e), file=sys.stderr)
         return 1
-    except (NotImplementedError, RuntimeError, ValueError) as e:
+    except MODEL_ERRORS as e:
         # The model's own error (a batch norm given one value per channel,
         # a shape mismatch), or, with --fake, an operator torch 1.13's meta
         # backend has no kernel for (convolution_backward): one line.
