@@ -23,6 +23,7 @@ the gradients in .grad and the (detached) loss; step.last keeps figures.
 The graph is specialised to the example's shapes, dtypes and device and to
 training mode; a batch of another shape is refused (plan again).
 """
+import collections
 import json
 import os
 import shutil
@@ -237,21 +238,81 @@ def plan_budget(mem, budget=None, device_bytes=None):
     return device_bytes - mem.fixed
 
 
+def rng_state_holder(J, on_cuda):
+    """A function of a schedule file: how many bytes the generator states the
+    executors keep outside the graph add to its peak (joint.Rng: a state per
+    random call of each random node the schedule computes more than once,
+    from its first computation to its last; the CPU generator's 5,056
+    bytes, or 16 per CUDA device), or None when the graph draws nothing."""
+    per = 16 if on_cuda else int(torch.get_rng_state().numel())
+    calls = {n.id: len(n.calls) for n in J.nodes if n.random}
+    if not calls:
+        return None
+
+    def held(spath):
+        """How far the schedule's peak rises with them (a state lives from
+        its node's first computation to its last)."""
+        with open(spath) as f:
+            pl = check_schedule(J, parse_schedule(json.load(f), spath), spath)
+        first, last = {}, {}
+        for i, (op, u) in enumerate(pl.steps):
+            if op == "compute" and u in calls:
+                first.setdefault(u, i)
+                last[u] = i
+        delta = collections.Counter()
+        for u, i in first.items():
+            if last[u] > i:
+                delta[i] += calls[u]
+                delta[last[u] + 1] -= calls[u]
+        top, cur = pl.peak, 0
+        for i, mem in enumerate(pl.timeline):
+            cur += delta.get(i, 0)
+            top = max(top, mem + per * cur)
+        return top - pl.peak
+    return held
+
+
 def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=None,
-                  mem=None, in_memory=False, extra=()):
+                  mem=None, in_memory=False, extra=(), held=None):
     """Plan the graph at `budget` (what remat plan --budget takes, or
     "lowest") with the schedule left in spath.  Returns (summary, budget):
     for "lowest" the lowest peak reached (remat plan --budget lowest).  Raises PlanError
     (exit_code 3 when nothing fits); with mem (a Memory), its message says
     what is fixed and the lowest the planner reaches (explain_no_fit(), in
     device memory when in_memory), and it carries lowest_budget,
-    lowest_memory and fixed_bytes."""
+    lowest_memory and fixed_bytes.  held(spath): bytes the executors keep
+    beside the schedule's (rng_state_holder()): the schedule must fit the
+    budget with them (planned again below it, twice at most), and for
+    "lowest" they are part of the budget returned."""
     if str(budget) == "lowest":
         b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath, extra=extra)
         if b is None:
             raise PlanError("planner %s finds no schedule even at the no-remat peak" % planner,
                             3)
+        x = held(spath) if held else 0
+        if x:
+            b = int(b) + x
+            summary["budget"] = b
+            summary["held_outside_graph"] = x
         return summary, b   # the schedule at that peak, in spath
+    summary, budget = _schedule_at(gpath, spath, budget, planner, remat, time_limit, mem,
+                                   in_memory, extra)
+    for _ in range(2):
+        x = held(spath) if held else 0
+        limit = int(summary.get("budget") or 0)
+        if not x or not limit or int(summary["peak_mem"]) + x <= limit:
+            break
+        # Generator states of recomputed random nodes come on top of the
+        # schedule's peak: plan below the budget by them.
+        s2, _ = _schedule_at(gpath, spath, limit - x, planner, remat, time_limit, mem,
+                             in_memory, extra)
+        s2["budget"] = limit
+        s2["held_outside_graph"] = x
+        summary = s2
+    return summary, budget
+
+
+def _schedule_at(gpath, spath, budget, planner, remat, time_limit, mem, in_memory, extra):
     summary, rc = remat_plan(gpath, budget, planner, spath, remat, time_limit, extra)
     if rc == 3 and mem is not None and summary.get("budget") is not None:
         msg, low = explain_no_fit(gpath, mem, int(summary["budget"]), planner, remat,
@@ -504,8 +565,10 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
         gpath = os.path.join(folder, "graph.json")
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, type(model).__name__ + "-joint"), gpath)
+        on_cuda = bool(JT._devices_of(list(example_inputs) + list(model.parameters())))
         summary, budget = schedule_file(gpath, spath, budget, planner, remat, time_limit, mem,
-                                        in_memory=device_bytes is not None)
+                                        in_memory=device_bytes is not None,
+                                        held=rng_state_holder(J, on_cuda))
         with open(spath) as f:
             steps = parse_schedule(json.load(f), spath)
     finally:

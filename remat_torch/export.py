@@ -1015,7 +1015,7 @@ def main(argv=None, prog=PROG):
         write_graph(graph, a.output)
     except OSError as e:
         print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
-        return 1
+        return 4    # as remat's own commands: the output cannot be written
     if a.quiet:
         return 0
     nf = sum(1 for n in graph["nodes"] if n.kind in ("forward", "loss"))
@@ -1071,7 +1071,7 @@ def _main_joint(a, prog, model, inputs, loss_fn, desc, name):
             JT.save_tensors(J, JT.bind_model(J, model, inputs), JT.tensors_path(a.output))
     except OSError as e:
         print("%s: cannot write %s: %s" % (prog, a.output, e.strerror or e), file=sys.stderr)
-        return 1
+        return 4    # as remat's own commands: the output cannot be written
     if a.quiet:
         return 0
     kinds = [n.kind for n in J.nodes]

@@ -503,10 +503,13 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                 spath = os.path.join(folder, "schedule.json")
                 with open(gpath, "w") as f:
                     f.write(text)
+                on_cuda = bool(JT._devices_of(list(self.module.parameters()) + [
+                    a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]))
                 summary, _ = A.schedule_file(gpath, spath, budget, self.planner, self.remat,
                                              self.time_limit, mem,
                                              in_memory=self.device_bytes is not None,
-                                             extra=self.extra)
+                                             extra=self.extra,
+                                             held=A.rng_state_holder(J, on_cuda))
                 with open(spath) as f:
                     schedule = json.load(f)
             entry = {"summary": summary, "schedule": schedule}

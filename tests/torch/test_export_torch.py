@@ -355,7 +355,7 @@ def check_cli(tmp):
                      % stat.S_IMODE(os.stat(kept).st_mode))
     p = subprocess.run([PYTHON, "-m", "remat_torch", "export", src + ":build", "-o", d],
                        cwd=ROOT, capture_output=True, text=True)
-    fails += one_line_error(p, "cli: -o a directory")
+    fails += one_line_error(p, "cli: -o a directory", code=4)
     if sorted(os.listdir(d)) != ["fifo", "kept.json", "link.json", "target.json"]:
         fails.append("cli: files left beside the outputs: %s" % sorted(os.listdir(d)))
     # A missing model file, a missing function: one line, exit 1.
