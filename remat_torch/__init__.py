@@ -89,18 +89,54 @@ def replacing(path):
         raise OSError(errno.EINVAL, "not a regular file", path)
     tmp = os.path.join(os.path.dirname(real),
                        ".%s.tmp.%d" % (os.path.basename(real), os.getpid()))
+    with _killed_as_exception():
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            with os.fdopen(fd, "wb") as f:
+                if st is not None:
+                    os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, real)
+        finally:
+            if os.path.lexists(tmp):
+                os.unlink(tmp)
+
+
+class _Killed(BaseException):
+    pass
+
+
+@contextlib.contextmanager
+def _killed_as_exception():
+    """SIGTERM and SIGHUP raise inside the block (in the main thread), so
+    that a write's temporary file is removed (SIGINT does already); the
+    process then dies of the signal as it would have."""
+    import os
+    import signal
+    import threading
+    saved = {}
+    if threading.current_thread() is threading.main_thread():
+        def die(signum, frame):
+            raise _Killed(signum)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                saved[sig] = signal.signal(sig, die)
+            except (ValueError, OSError):
+                pass
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as f:
-            if st is not None:
-                os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode))
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, real)
+        yield saved
+    except _Killed as k:
+        for sig, h in saved.items():
+            signal.signal(sig, h)
+        saved = {}
+        signal.signal(k.args[0], signal.SIG_DFL)
+        os.kill(os.getpid(), k.args[0])
+        raise
     finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+        for sig, h in saved.items():
+            signal.signal(sig, h)
 
 
 def write_text(text, path):

@@ -888,6 +888,8 @@ def _torchvision(model_name, batch, input_shape, g):
         kw["init_weights"] = True
         if model_name == "inception_v3":
             shape0 = [3, 299, 299]
+    if model_name.startswith("mvit") or model_name == "s3d":
+        shape0 = [3, 16, 224, 224]      # their published input (MViT's is fixed)
     model = ctor(**kw)
     shape = input_shape or shape0
     x = torch.randn(batch, *shape, generator=g)

@@ -358,6 +358,19 @@ def check_cli(tmp):
     fails += one_line_error(p, "cli: -o a directory", code=4)
     if sorted(os.listdir(d)) != ["fifo", "kept.json", "link.json", "target.json"]:
         fails.append("cli: files left beside the outputs: %s" % sorted(os.listdir(d)))
+    # Killed while writing (SIGTERM, SIGHUP): the previous file as it was,
+    # no temporary file beside it, and the process dies of the signal.
+    for sig in ("SIGTERM", "SIGHUP"):
+        code = ("import os, signal, remat_torch\n"
+                "with remat_torch.replacing(%r) as f:\n"
+                "    f.write(b'new')\n"
+                "    os.kill(os.getpid(), signal.%s)\n" % (kept, sig))
+        p = subprocess.run([PYTHON, "-c", code], cwd=ROOT, capture_output=True, text=True)
+        left = sorted(os.listdir(d))
+        if p.returncode != -getattr(__import__("signal"), sig) or open(kept).read() != texts[0] \
+                or left != ["fifo", "kept.json", "link.json", "target.json"]:
+            fails.append("cli: killed by %s while writing: exit %d, files %s"
+                         % (sig, p.returncode, left))
     # A missing model file, a missing function: one line, exit 1.
     missing = os.path.join(tmp, "missing.py")
     for model, what in ((missing + ":build", "missing FILE.py"), (src + ":nothere", "missing FUNCTION")):
