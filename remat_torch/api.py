@@ -282,8 +282,9 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
     device memory when in_memory), and it carries lowest_budget,
     lowest_memory and fixed_bytes.  held(spath): bytes the executors keep
     beside the schedule's (rng_state_holder()): the schedule must fit the
-    budget with them (planned again below it, twice at most), and for
-    "lowest" they are part of the budget returned."""
+    budget with them (planned again below it, twice at most, where a
+    schedule fits there), and for "lowest" they are part of the budget
+    returned; summary["held_outside_graph"] gives them."""
     if str(budget) == "lowest":
         b, summary = lowest_plan(gpath, planner, remat, time_limit, out=spath, extra=extra)
         if b is None:
@@ -303,11 +304,23 @@ def schedule_file(gpath, spath, budget, planner="auto", remat=None, time_limit=N
         if not x or not limit or int(summary["peak_mem"]) + x <= limit:
             break
         # Generator states of recomputed random nodes come on top of the
-        # schedule's peak: plan below the budget by them.
-        s2, _ = _schedule_at(gpath, spath, limit - x, planner, remat, time_limit, mem,
-                             in_memory, extra)
+        # schedule's peak: plan below the budget by them.  Where nothing
+        # fits there (a small model, where 5 KiB states are much), the
+        # schedule stays, its summary saying what comes on top.
+        with open(spath, "rb") as f:
+            first = f.read()
+        try:
+            s2, _ = _schedule_at(gpath, spath, limit - x, planner, remat, time_limit, mem,
+                                 in_memory, extra)
+        except PlanError as e:
+            if e.exit_code != 3:
+                raise
+            with open(spath, "wb") as f:
+                f.write(first)
+            summary["held_outside_graph"] = x
+            break
         s2["budget"] = limit
-        s2["held_outside_graph"] = x
+        s2["held_outside_graph"] = held(spath)
         summary = s2
     return summary, budget
 
