@@ -126,11 +126,8 @@ def _killed_as_exception():
             except (ValueError, OSError):
                 pass
     try:
-        yield saved
+        yield
     except _Killed as k:
-        for sig, h in saved.items():
-            signal.signal(sig, h)
-        saved = {}
         signal.signal(k.args[0], signal.SIG_DFL)
         os.kill(os.getpid(), k.args[0])
         raise

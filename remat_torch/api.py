@@ -238,13 +238,14 @@ def plan_budget(mem, budget=None, device_bytes=None):
     return device_bytes - mem.fixed
 
 
-def rng_state_holder(J, on_cuda):
+def rng_state_holder(J, tensors):
     """A function of a schedule file: how many bytes the generator states the
     executors keep outside the graph add to its peak (joint.Rng: a state per
     random call of each random node the schedule computes more than once,
     from its first computation to its last; the CPU generator's 5,056
-    bytes, or 16 per CUDA device), or None when the graph draws nothing."""
-    per = 16 if on_cuda else int(torch.get_rng_state().numel())
+    bytes, or 16 per CUDA device, as the model's tensors lie), or None when
+    the graph draws nothing."""
+    per = 16 if JT._devices_of(tensors) else int(torch.get_rng_state().numel())
     calls = {n.id: len(n.calls) for n in J.nodes if n.random}
     if not calls:
         return None
@@ -578,10 +579,9 @@ def plan(model, example_inputs, loss_fn, budget=None, planner="auto", example_ta
         gpath = os.path.join(folder, "graph.json")
         spath = os.path.join(folder, "schedule.json")
         JT.write_graph(JT.to_graph(J, type(model).__name__ + "-joint"), gpath)
-        on_cuda = bool(JT._devices_of(list(example_inputs) + list(model.parameters())))
+        held = rng_state_holder(J, list(example_inputs) + list(model.parameters()))
         summary, budget = schedule_file(gpath, spath, budget, planner, remat, time_limit, mem,
-                                        in_memory=device_bytes is not None,
-                                        held=rng_state_holder(J, on_cuda))
+                                        in_memory=device_bytes is not None, held=held)
         with open(spath) as f:
             steps = parse_schedule(json.load(f), spath)
     finally:

@@ -200,10 +200,10 @@ def main(argv=None, prog=PROG):
         try:
             budget = api.plan_budget(mem, a.budget, device_bytes)
             say("planning with %s at %s" % (a.planner, budget))
-            on_cuda = bool(JT._devices_of(list(model.parameters()) + list(inputs)))
+            held = api.rng_state_holder(J, list(model.parameters()) + list(inputs))
             summary, _ = api.schedule_file(gpath, spath, budget, a.planner, a.remat,
                                            a.time_limit, mem, in_memory=device_bytes is not None,
-                                           held=api.rng_state_holder(J, on_cuda))
+                                           held=held)
         except api.PlanError as e:
             if e.summary:
                 out["budget"] = e.summary.get("budget")

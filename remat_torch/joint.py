@@ -221,6 +221,7 @@ FRESH_OPS = frozenset(("new_zeros", "zeros", "zeros_like", "new_empty", "empty_l
                        "new_ones", "ones", "ones_like", "clone"))
 
 
+@functools.lru_cache(maxsize=None)
 def in_place_variant(name):
     """'aten.X_.O' for the functional operator 'aten.X.O' when it exists with
     the same arguments (aten.index_put.default: aten.index_put_.default),
@@ -1686,9 +1687,13 @@ def _fuse_into(J, prod, call):
     KeyError in the trace), prod moves after every node made so far: nothing
     reads it yet but this call, and a random write then draws where the
     model draws."""
-    pos = {n.id: i for i, n in enumerate(J.nodes)}
-    if any(pos.get(d, -1) > pos[prod.id] for d in ref_nodes([call["args"],
-                                                             list(call["kwargs"].values())], [])):
+    later = set()
+    for n in reversed(J.nodes):     # (the fresh tensor is usually recent)
+        if n is prod:
+            break
+        later.add(n.id)
+    if later and not later.isdisjoint(ref_nodes([call["args"], list(call["kwargs"].values())],
+                                                [])):
         J.nodes.remove(prod)
         J.nodes.append(prod)
     prod.calls.append(call)

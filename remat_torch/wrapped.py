@@ -503,13 +503,12 @@ class Wrapped(torch.nn.Module if torch is not None else object):
                 spath = os.path.join(folder, "schedule.json")
                 with open(gpath, "w") as f:
                     f.write(text)
-                on_cuda = bool(JT._devices_of(list(self.module.parameters()) + [
-                    a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]))
+                held = A.rng_state_holder(J, list(self.module.parameters()) +
+                                          tree_flatten((args, kwargs))[0])
                 summary, _ = A.schedule_file(gpath, spath, budget, self.planner, self.remat,
                                              self.time_limit, mem,
                                              in_memory=self.device_bytes is not None,
-                                             extra=self.extra,
-                                             held=A.rng_state_holder(J, on_cuda))
+                                             extra=self.extra, held=held)
                 with open(spath) as f:
                     schedule = json.load(f)
             entry = {"summary": summary, "schedule": schedule}
