@@ -18,7 +18,8 @@ intervals, with the order fixed).  Memory at a stage counts what is held
 into it and everything computed in it at once, so the model's schedules
 fit wherever it says they do (no frees inside a stage); where PLAN's own
 stage counts more than the budget that way, that stage's row is relaxed
-to PLAN's value (the simulator still judges the result).  The objective is
+to PLAN's value for the modes that start from PLAN (the simulator still
+judges the result); `highs` keeps every row at the budget.  The objective is
 the cost of the computations again.  The model's optimum is not a bound
 on anything: it restricts where values come back.
 
@@ -31,6 +32,7 @@ answer when it is cheaper.  OUT receives the schedule, to be judged with
 """
 import ctypes
 import json
+import os
 import sys
 import time
 
@@ -200,10 +202,14 @@ ax = A @ x0
 bad = [k for k in range(len(rows)) if ax[k] < rlo[k] - 1e-6 or ax[k] > rhi[k] + 1e-6]
 if any(k < first_mem_row for k in bad):
     sys.exit("PLAN does not map into the model (a computation's input is missing)")
-for k in bad:
-    rhi[k] = ax[k]
+if MODE == "highs":
+    pass  # no start: every row stays at the budget
+else:
+    for k in bad:
+        rhi[k] = ax[k]
 print(f"{T} stages, {ncol} columns, {len(rows)} rows, {A.nnz} nonzeros; PLAN costs "
-      f"{obj @ x0:g} again ({len(bad)} memory rows relaxed to it)", file=sys.stderr)
+      f"{obj @ x0:g} again ({len(bad)} memory rows over the budget in the model"
+      f"{'' if MODE == 'highs' else ', relaxed to it'})", file=sys.stderr)
 
 
 def cbc(lo_, up_, start, seconds):
@@ -222,7 +228,11 @@ def cbc(lo_, up_, start, seconds):
     for j in range(ncol):
         lib.Cbc_setInteger(m, j)
     lib.Cbc_setMIPStartI(m, ncol, p[8], p[9])
-    for k, val in (("log", "0"), ("timeMode", "elapsed"), ("sec", str(seconds))):
+    for k, val in (("log", os.environ.get("CBC_LOG", "0")), ("timeMode", "elapsed"),
+                   ("sec", str(seconds))):
+        lib.Cbc_setParameter(m, k.encode(), val.encode())
+    for kv in filter(None, os.environ.get("CBC_PARAMS", "").split(",")):
+        k, val = kv.split("=")
         lib.Cbc_setParameter(m, k.encode(), val.encode())
     lib.Cbc_solve(m)
     sol = lib.Cbc_getColSolution(m)
@@ -264,7 +274,8 @@ else:
 print(f"cost again {obj @ x:g} ({time.time() - t0:.0f} s)", file=sys.stderr)
 
 # The schedule: each stage computes its values again in order, then its
-# node; then frees what is not held into the next stage.
+# node, freeing after each computation what the stage no longer reads and
+# is not held into the next stage.
 held_after = {}
 for (v, i), j in H.items():
     if x[j] > 0.5:
@@ -277,13 +288,15 @@ for (t, v), j in R.items():
 steps, resident = [], set()
 for t in range(T):
     comp = sorted((v for v in again_at[t] if v not in resident), key=lambda v: pos[v])
-    for v in comp + [sigma[t]]:
+    run = comp + [sigma[t]]
+    for k, v in enumerate(run):
         steps.append({"op": "compute", "node": ids[v]})
         resident.add(v)
-    for v in sorted(resident):
-        if users[v] and not held_after.get((v, t)):
-            steps.append({"op": "free", "node": ids[v]})
-            resident.discard(v)
+        later = {u for w in run[k + 1:] for u in inp[w]} | set(run[k + 1:])
+        for u in sorted(resident - later):
+            if users[u] and not held_after.get((u, t)):
+                steps.append({"op": "free", "node": ids[u]})
+                resident.discard(u)
 sched = {k: plan[k] for k in ("format", "version", "graph") if k in plan}
 sched.update(planner="interval_milp", budget=BUDGET, steps=steps)
 with open(OUT, "w") as f:

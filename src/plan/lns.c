@@ -76,6 +76,7 @@
 #include "remat/order.h"
 #include "remat/planner.h"
 #include "plan/checkmate_model.h"
+#include "plan/interval_pass.h"
 #include "analysis/needed.h"
 #include "plan/lns.h"
 #include "plan/replay_search.h"
@@ -97,6 +98,7 @@ void remat_i_lns_opts_init(struct remat_i_lns_opts *o, const char *caller)
 	o->replay_share = 0.9;
 	o->replay_threads = 2;
 	o->swap_share = 0.25;
+	o->interval_share = 0;
 }
 
 int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_lns_opts *o,
@@ -120,6 +122,8 @@ int remat_i_lns_opts_read(const struct remat_plan_request *req, struct remat_i_l
 	REMAT_TRY(remat_opt_int(req, "lns-threads", o->replay_threads, 1, 16, &v, err));
 	o->replay_threads = (int)v;
 	REMAT_TRY(remat_opt_double(req, "lns-swap", o->swap_share, 0, 1, &o->swap_share, err));
+	REMAT_TRY(remat_opt_double(req, "lns-interval", o->interval_share, 0, 1,
+				   &o->interval_share, err));
 	return REMAT_OK;
 }
 
@@ -1468,6 +1472,10 @@ static int swap_rest(const struct remat_plan_request *req, const struct remat_i_
 	return rc;
 }
 
+/* The interval pass's largest model (interval_pass.h). */
+#define INTERVAL_MAX_COLS 400000
+#define INTERVAL_MAX_NNZ 8000000
+
 /* Times the search goes on in the order of a swap that left its model. */
 #define LNS_RESTARTS 4
 
@@ -1479,7 +1487,7 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	struct remat_i_lns_stats local;
 	struct remat_i_replay_search_stats rst;
 	struct remat_graph *pg = NULL;
-	struct remat_schedule s2, rs, sw;
+	struct remat_schedule s2, rs, sw, iv;
 	struct remat_sim_result r;
 	struct remat_error e;
 	struct lns L;
@@ -1490,12 +1498,14 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
+	st->interval = -1;
 	memset(&L, 0, sizeof(L));
 	remat_schedule_init(&s2);
 	remat_schedule_init(&rs);
 	remat_schedule_init(&L.sched);
 	remat_schedule_init(&L.swapped);
 	remat_schedule_init(&sw);
+	remat_schedule_init(&iv);
 	L.swapped_cost = HUGE_VAL;
 	L.req = req;
 	L.o = o;
@@ -1544,6 +1554,34 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 			if (rc)
 				goto done;
 			start = &sw;
+			if (o->target > 0 && st->cost <= o->target)
+				goto done;
+		}
+	}
+	/* The interval pass: hold or compute again, the whole order at once. */
+	if (depth == 0 && o->interval_share > 0 && !remat_plan_expired(req) &&
+	    st->cost > remat_i_least_cost(g) * (1 + 1e-12)) {
+		double now = remat_now(), until = 0;
+		int kept;
+
+		if (req->deadline > 0)
+			until = now + o->interval_share * (req->deadline - now);
+		rc = remat_i_interval_pass(req, start, until, INTERVAL_MAX_COLS, INTERVAL_MAX_NNZ,
+					   &iv, &kept, NULL, err);
+		if (rc)
+			goto done;
+		st->interval = kept;
+		if (kept) {
+			rc = remat_simulate(g, &iv, req->budget, NULL, &r, err);
+			if (rc)
+				goto done;
+			st->interval_saved = st->cost - r.cost;
+			st->cost = r.cost;
+			st->last_s = remat_now() - L.t0;
+			rc = remat_schedule_copy(out, &iv, err);
+			if (rc)
+				goto done;
+			start = &iv;
 			if (o->target > 0 && st->cost <= o->target)
 				goto done;
 		}
@@ -1628,6 +1666,7 @@ done:
 	remat_schedule_release(&L.sched);
 	remat_schedule_release(&L.swapped);
 	remat_schedule_release(&sw);
+	remat_schedule_release(&iv);
 	remat_schedule_release(&s2);
 	remat_schedule_release(&rs);
 	remat_i_cm_release(&L.cm);

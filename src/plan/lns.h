@@ -28,6 +28,10 @@ struct remat_i_lns_opts {
 				    pass (swap_pass.h) may take (default 0.25;
 				    0: no swap pass); without windows it has
 				    all the rest */
+	double interval_share;   /* share of the time left the interval pass
+				    (interval_pass.h) may take, once, after the
+				    order search and the first swap pass
+				    (default 0: none) */
 	double target;           /* stop once the cost is at most this (a lower
 				    bound plus the caller's gap); 0: none */
 };
@@ -49,6 +53,8 @@ struct remat_i_lns_stats {
 	double start_cost, cost; /* before and after */
 	double last_s;           /* seconds from the start of LNS to its last improvement */
 	int64_t swaps;           /* exchanges the swap pass kept (swap_pass.h) */
+	int interval;            /* the interval pass: -1 not run, 0 ran, 1 kept */
+	double interval_saved;   /* cost it saved */
 	int64_t replay_evals;    /* orders the order search replayed */
 	double replay_cost;      /* its cheapest schedule (HUGE_VAL: none; it
 				    replaced the start when cheaper) */

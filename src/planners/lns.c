@@ -58,6 +58,10 @@ static const struct remat_planner_option lns_options[] = {
 	  "values held across where memory overflows) for at most F of the time left, before "
 	  "the windows and between their rounds, and all of it when there can be no windows "
 	  "(default 0.25; 0: off)" },
+	{ "lns-interval", "F", "decide which values are held and which are computed again "
+	  "in the whole order at once, by one MILP of retention intervals, for at most F of "
+	  "the time left, after the order search (default 0: off; it needs minutes on graphs "
+	  "of a thousand nodes)" },
 	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
 	  "proven (default 0.0001; 0: only at the bound, or the time limit)" },
 	{ NULL, NULL, NULL }

@@ -131,7 +131,9 @@ static void gate_leave(void)
 #define GRACE 0.25
 
 /*
- * The solver's deadline and the kill time: deadline + GRACE, or, with a
+ * The solver's deadline and the kill time: deadline + GRACE (or the
+ * caller's grace: CBC's cut generators check no clock, and on a large
+ * model one round takes seconds), or, with a
  * hard time, the solver stops up to GRACE before it (at most half the
  * time left) so that its result still arrives by it.
  */
@@ -140,7 +142,8 @@ static void times(const struct remat_i_milp_opts *opts, double *solver, double *
 	double margin;
 
 	*solver = opts->deadline;
-	*kill_at = opts->deadline > 0 ? opts->deadline + GRACE : 0;
+	*kill_at = opts->deadline > 0 ? opts->deadline + (opts->grace > 0 ? opts->grace : GRACE)
+				      : 0;
 	if (opts->hard <= 0)
 		return;
 	margin = fmin(GRACE, 0.5 * fmax(opts->hard - remat_now(), 0));

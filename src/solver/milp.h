@@ -74,6 +74,9 @@ struct remat_i_milp_opts {
 	double hard;           /* remat_now() value by which the solve returns,
 				  result included (the request's deadline);
 				  0: deadline + a grace for the result */
+	double grace;          /* seconds the solver may overrun deadline before its
+				  process is killed, its result lost (0: a quarter
+				  of a second); hard still holds */
 	const volatile sig_atomic_t *stop; /* NULL, or: stop as at the deadline once set */
 	double gap;            /* stop at this relative gap; 0: prove optimality */
 	const double *start;   /* a feasible x to start from (all columns), or NULL */

@@ -1,8 +1,9 @@
 /*
  * test_lns.c - large-neighbourhood search on the Checkmate model
- * (src/plan/lns.c), the lns planner, and planning in other node orders
- * (req->order): never worse than the start, never below the exhaustive
- * optimum, optimal where it says so, the same answer twice.
+ * (src/plan/lns.c), the interval pass (src/plan/interval_pass.c), the lns
+ * planner, and planning in other node orders (req->order): never worse
+ * than the start, never below the exhaustive optimum, optimal where it
+ * says so, the same answer twice.
  */
 #include <math.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "testutil.h"
 #include "exhaustive.h"
 #include "randdag.h"
+#include "analysis/needed.h"
+#include "plan/interval_pass.h"
 #include "plan/lns.h"
 #include "plan/replay_search.h"
 #include "plan/seq_moves.h"
@@ -679,10 +682,95 @@ static void test_lns_with_replay_never_worse(void **state)
 	assert_true(runs >= 15);
 }
 
+/*
+ * The interval pass (interval_pass.c) from the costliest fast planner's
+ * schedule, at budgets between the least peak and the no-remat peak: the
+ * start maps into the model exactly (no row relaxed, none broken); what
+ * it keeps is valid, within budget, cheaper, and never below the optimum
+ * in the start's order (exhaustive search on the graph reordered by it),
+ * which it reaches on part of the graphs.  Started from that optimum's
+ * own schedule (explicit frees, recomputations anywhere) it maps too and
+ * finds nothing cheaper.
+ */
+static void test_interval_pass(void **state)
+{
+	uint64_t st = 4711;
+	int trial, runs = 0, improved = 0, reached = 0;
+
+	(void)state;
+	for (trial = 0; trial < 60; trial++) {
+		char *json = mixed_graph(&st, trial, 8);
+		struct remat_graph *g = tu_graph(json), *h = NULL;
+		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
+		struct remat_schedule start, out, path;
+		struct remat_plan_request req;
+		struct remat_i_interval_stats is;
+		struct remat_error err;
+		int32_t order[32];
+		double opt, before, after;
+		int kept;
+
+		remat_schedule_init(&start);
+		remat_schedule_init(&out);
+		remat_schedule_init(&path);
+		budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 10;
+		if (budget >= hi || !start_at(g, budget, &start)) {
+			remat_schedule_release(&start);
+			remat_graph_free(g);
+			free(json);
+			continue;
+		}
+		runs++;
+		assert_int_equal(remat_order_from_schedule(g, &start, order, &err), REMAT_OK);
+		assert_int_equal(remat_graph_reorder(g, order, &h, &err), REMAT_OK);
+		opt = exhaustive_min_cost_in_order_path(h, budget, &path);
+		assert_true(opt >= 0);
+		memset(&req, 0, sizeof(req));
+		req.graph = g;
+		req.budget = budget;
+		before = sim(g, &start, budget).cost;
+		assert_int_equal(remat_i_interval_pass(&req, &start, 0, 1000000, 100000000, &out,
+						       &kept, &is, &err), REMAT_OK);
+		assert_int_equal(is.unmapped, 0);
+		assert_int_equal(is.relaxed, 0);
+		assert_true(is.cols > 0 || before <= remat_i_least_cost(g) + 1e-9);
+		after = before;
+		if (kept) {
+			struct remat_sim_result r = sim(g, &out, budget);
+
+			assert_true(r.valid && r.feasible);
+			assert_true(r.cost < before);
+			after = r.cost;
+			improved++;
+		}
+		assert_true(after >= opt - 1e-9);
+		reached += fabs(after - opt) < 1e-9;
+		/* From the optimum in that order: it maps, and nothing is cheaper. */
+		req.graph = h;
+		assert_int_equal(remat_i_interval_pass(&req, &path, 0, 1000000, 100000000, &out,
+						       &kept, &is, &err), REMAT_OK);
+		assert_int_equal(is.unmapped, 0);
+		assert_int_equal(is.relaxed, 0);
+		assert_int_equal(kept, 0);
+		remat_schedule_release(&start);
+		remat_schedule_release(&out);
+		remat_schedule_release(&path);
+		remat_graph_free(h);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("interval pass: %d starts, %d improved, %d at the optimum in their order\n",
+		      runs, improved, reached);
+	assert_true(runs >= 20);
+	assert_true(improved >= 5);
+	assert_true(reached >= runs / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_never_worse),
+		cmocka_unit_test(test_interval_pass),
 		cmocka_unit_test(test_seq_moves),
 		cmocka_unit_test(test_replay_search_brute_force),
 		cmocka_unit_test(test_lns_with_replay_never_worse),
