@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the Debian package: a Release build in build-deb/, then
 # `cpack -G DEB` there (CMakeLists.txt's CPack settings: prefix /usr,
-# Depends on Debian's libcjson1, libigraph3, libglpk40, coinor-libcbc3 and
-# python3; Recommends python3-torch).  Prints the .deb's path.
+# Depends on Debian's libc6, libcjson1, libigraph3, libglpk40,
+# coinor-libcbc3, zlib1g and python3; Recommends python3-torch and
+# python3-torchvision).  Prints the .deb's path.
 #   scripts/package.sh            then: sudo apt-get install ./remat_*.deb
 set -euo pipefail
 cd "$(dirname "$0")/.."
