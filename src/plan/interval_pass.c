@@ -89,11 +89,9 @@ static int32_t uniq(int32_t *a, int32_t n)
 	return k;
 }
 
-/* Index of t in the sorted a[lo..hi), or -1. */
-static int32_t find(const int32_t *a, int32_t lo, int32_t hi, int32_t t)
+/* The first index in the sorted a[lo..hi) whose entry is at least t (hi: none). */
+static int32_t lower_bound(const int32_t *a, int32_t lo, int32_t hi, int32_t t)
 {
-	int32_t end = hi;
-
 	while (lo < hi) {
 		int32_t mid = lo + (hi - lo) / 2;
 
@@ -102,7 +100,15 @@ static int32_t find(const int32_t *a, int32_t lo, int32_t hi, int32_t t)
 		else
 			hi = mid;
 	}
-	return lo < end && a[lo] == t ? lo : -1;
+	return lo;
+}
+
+/* Index of t in the sorted a[lo..hi), or -1. */
+static int32_t find(const int32_t *a, int32_t lo, int32_t hi, int32_t t)
+{
+	int32_t k = lower_bound(a, lo, hi, t);
+
+	return k < hi && a[k] == t ? k : -1;
 }
 
 static int32_t rcol_at(const struct ip *p, int32_t v, int32_t t)
@@ -444,17 +450,9 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 		/* toff[v] is now v's start, toff[v + 1] its end. */
 		for (v = 0; v < g->n; v++)
 			for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++) {
-				int32_t b = p->e_st[k + 1], lo = toff[v], hi = toff[v + 1];
+				int32_t at = lower_bound(tk, toff[v], toff[v + 1], p->e_st[k + 1]);
 
-				while (lo < hi) {
-					int32_t mid = lo + (hi - lo) / 2;
-
-					if (tk[mid] < b)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
-				if (lo < toff[v + 1] ? tread[lo] : g->is_output[v])
+				if (at < toff[v + 1] ? tread[at] : g->is_output[v])
 					x0[p->hcol[k]] = 1;
 			}
 	}

@@ -69,6 +69,27 @@ static char *mixed_graph(uint64_t *st, int trial, int dag_span)
 }
 
 /*
+ * A budget between g's least peak and its no-remat peak, the costliest
+ * fast planner's schedule there in *start, and g reordered by that
+ * schedule's first computations in *h (for the exhaustive optimum in its
+ * order).  0 when the budget covers the no-remat peak or nothing fits.
+ */
+static int start_case(uint64_t *st, struct remat_graph *g, int64_t *budget,
+		      struct remat_schedule *start, struct remat_graph **h)
+{
+	int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak;
+	struct remat_error err;
+	int32_t order[32];
+
+	*budget = lo + (hi - lo) * (int64_t)(tu_rand(st) % 4) / 10;
+	if (*budget >= hi || !start_at(g, *budget, start))
+		return 0;
+	assert_int_equal(remat_order_from_schedule(g, start, order, &err), REMAT_OK);
+	assert_int_equal(remat_graph_reorder(g, order, h, &err), REMAT_OK);
+	return 1;
+}
+
+/*
  * From the costliest fast planner's schedule at budgets between the least peak and the
  * no-remat peak: each window re-solve keeps the schedule valid, within
  * budget and never costlier (checked after every number of windows), and
@@ -85,20 +106,18 @@ static void test_windows_never_worse(void **state)
 	for (trial = 0; trial < 60; trial++) {
 		char *json = mixed_graph(&st, trial, 8);
 		struct remat_graph *g = tu_graph(json), *h = NULL;
-		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
+		int64_t budget;
 		struct remat_schedule start, out;
 		struct remat_plan_request req;
 		struct remat_i_lns_opts o;
 		struct remat_i_lns_stats s;
 		struct remat_error err;
-		int32_t order[32];
 		double prev, opt;
 		int64_t w;
 
 		remat_schedule_init(&start);
 		remat_schedule_init(&out);
-		budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 10;
-		if (budget >= hi || !start_at(g, budget, &start)) {
+		if (!start_case(&st, g, &budget, &start, &h)) {
 			remat_schedule_release(&start);
 			remat_graph_free(g);
 			free(json);
@@ -106,8 +125,6 @@ static void test_windows_never_worse(void **state)
 		}
 		runs++;
 		/* The optimum in the start's order. */
-		assert_int_equal(remat_order_from_schedule(g, &start, order, &err), REMAT_OK);
-		assert_int_equal(remat_graph_reorder(g, order, &h, &err), REMAT_OK);
 		opt = exhaustive_min_cost_in_order(h, budget);
 		assert_true(opt >= 0);
 		memset(&req, 0, sizeof(req));
@@ -701,28 +718,24 @@ static void test_interval_pass(void **state)
 	for (trial = 0; trial < 60; trial++) {
 		char *json = mixed_graph(&st, trial, 8);
 		struct remat_graph *g = tu_graph(json), *h = NULL;
-		int64_t lo = g->min_peak_lower_bound, hi = g->no_remat_peak, budget;
+		int64_t budget;
 		struct remat_schedule start, out, path;
 		struct remat_plan_request req;
 		struct remat_i_interval_stats is;
 		struct remat_error err;
-		int32_t order[32];
 		double opt, before, after;
 		int kept;
 
 		remat_schedule_init(&start);
 		remat_schedule_init(&out);
 		remat_schedule_init(&path);
-		budget = lo + (hi - lo) * (int64_t)(tu_rand(&st) % 4) / 10;
-		if (budget >= hi || !start_at(g, budget, &start)) {
+		if (!start_case(&st, g, &budget, &start, &h)) {
 			remat_schedule_release(&start);
 			remat_graph_free(g);
 			free(json);
 			continue;
 		}
 		runs++;
-		assert_int_equal(remat_order_from_schedule(g, &start, order, &err), REMAT_OK);
-		assert_int_equal(remat_graph_reorder(g, order, &h, &err), REMAT_OK);
 		opt = exhaustive_min_cost_in_order_path(h, budget, &path);
 		assert_true(opt >= 0);
 		memset(&req, 0, sizeof(req));
