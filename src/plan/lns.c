@@ -19,6 +19,10 @@
  *    not map: there are no windows then, only the swap pass of step 4.)
  *    The simulator judges the point's schedule; over budget (computes
  *    reordered within a stage can cost memory) it is no start either.
+ *    Before that, with o->interval_share > 0 (off by default), the
+ *    interval pass (interval_pass.h) re-decides, for the start's whole
+ *    order at once, which values are held and which are computed again:
+ *    one MILP, for that share of the time left (30 s without a limit).
  * 2. A window is stages a..b-1 and a set K of free nodes; every other
  *    node keeps the start's R and S there (constants), and everything
  *    outside the stages stays: the computes of the other stages, hence

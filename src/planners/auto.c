@@ -635,6 +635,7 @@ report:
 	else if (req->report && (st.windows > 0 || st.swaps > 0 || st.replay_evals > 0)) {
 		/* Where the order search left the cost, then where the windows did. */
 		double mid = st.replay_cost < st.start_cost ? st.replay_cost : st.start_cost;
+		double rest = st.interval == 1 ? mid - st.interval_saved : mid;
 		char iv[96] = "";
 
 		if (st.interval == 1)
@@ -648,7 +649,7 @@ report:
 			 seeds, (long long)st.replay_evals,
 			 st.start_cost > 0 ? 100 * (mid / st.start_cost - 1) : 0.0, iv,
 			 (long long)st.swaps, (long long)st.windows, (long long)st.improved,
-			 mid > 0 ? 100 * (st.cost / mid - 1) : 0.0,
+			 rest > 0 ? 100 * (st.cost / rest - 1) : 0.0,
 			 st.proven ? "; optimal in its order" : "");
 	} else if (req->report && in_order) {
 		snprintf(req->report->note, sizeof(req->report->note),
