@@ -60,7 +60,7 @@
 
 struct ip {
 	const struct remat_graph *g;
-	int32_t n, T, cap;
+	int32_t T;
 	int32_t *sigma, *pos;         /* [T]: the stage's compute; [n]: first stage,
 					 -1 input, -2 not in the model */
 	uint8_t *first;               /* [T] sigma_t's first computation */
@@ -144,14 +144,13 @@ static int build_sets(struct ip *p, const struct remat_schedule *s, struct remat
 	uint8_t *need = malloc((size_t)g->n + 1);
 	int32_t *last = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	int32_t v, t = 0, k;
-	int64_t i, total;
+	int64_t i, total, cap = 0;
 	int rc = REMAT_OK;
 
-	p->cap = 0;
 	for (i = 0; i < s->n; i++)
-		p->cap += s->steps[i].op == REMAT_OP_COMPUTE;
-	p->sigma = malloc(sizeof(int32_t) * ((size_t)p->cap + 1));
-	p->first = malloc((size_t)p->cap + 1);
+		cap += s->steps[i].op == REMAT_OP_COMPUTE;
+	p->sigma = malloc(sizeof(int32_t) * ((size_t)cap + 1));
+	p->first = malloc((size_t)cap + 1);
 	p->pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
 	p->ag_t = malloc(sizeof(int32_t) * ((size_t)s->n + 1));
 	p->ag_v = malloc(sizeof(int32_t) * ((size_t)s->n + 1));
@@ -163,10 +162,8 @@ static int build_sets(struct ip *p, const struct remat_schedule *s, struct remat
 		goto done;
 	}
 	remat_i_needed(g, need);
-	for (v = 0; v < g->n; v++) {
+	for (v = 0; v < g->n; v++)
 		p->pos[v] = g->kind[v] == REMAT_KIND_INPUT && need[v] ? -1 : -2;
-		last[v] = -1;
-	}
 	/* Step 1: a stage per compute step. */
 	for (i = 0; i < s->n; i++) {
 		if (s->steps[i].op != REMAT_OP_COMPUTE)
@@ -174,10 +171,6 @@ static int build_sets(struct ip *p, const struct remat_schedule *s, struct remat
 		v = s->steps[i].node;
 		if (p->pos[v] == -1) {
 			rc = REMAT_ENOFIT; /* an input computed: not a valid start */
-			goto done;
-		}
-		if (t >= p->cap) {
-			rc = REMAT_ENOFIT;
 			goto done;
 		}
 		p->sigma[t] = v;
@@ -191,7 +184,6 @@ static int build_sets(struct ip *p, const struct remat_schedule *s, struct remat
 		t++;
 	}
 	p->T = t;
-	(void)k;
 	for (v = 0; v < g->n; v++)
 		if (need[v] && p->pos[v] == -2) {
 			rc = REMAT_ENOFIT; /* a needed node never computed: not a valid start */
@@ -584,7 +576,6 @@ int remat_i_interval_pass(const struct remat_plan_request *req, const struct rem
 	*kept = 0;
 	memset(&p, 0, sizeof(p));
 	p.g = req->graph;
-	p.n = req->graph->n;
 	remat_i_milp_init(&p.m);
 	remat_i_milp_result_init(&mr);
 	remat_schedule_init(&order);
@@ -651,6 +642,7 @@ int remat_i_interval_pass(const struct remat_plan_request *req, const struct rem
 	if (r.valid && r.feasible && r.cost < r0.cost * (1 - 1e-12)) {
 		rc = remat_schedule_copy(out, &expl, err);
 		*kept = rc == REMAT_OK;
+		st->cost = r.cost;
 	}
 done:
 	free(x0);

@@ -28,6 +28,7 @@ struct remat_i_interval_stats {
 	int status;            /* enum remat_i_milp_status; -1: not solved */
 	double bound;          /* CBC's bound on the model (not on schedules) */
 	int crashed;           /* the solver's process died */
+	double cost;           /* the kept schedule's (the simulator's) */
 };
 
 /*

@@ -1566,21 +1566,19 @@ static int improve(const struct remat_plan_request *req, const struct remat_sche
 	if (depth == 0 && o->interval_share > 0 && !remat_plan_expired(req) &&
 	    st->cost > remat_i_least_cost(g) * (1 + 1e-12)) {
 		double now = remat_now(), until = 0;
+		struct remat_i_interval_stats ist;
 		int kept;
 
 		if (req->deadline > 0)
 			until = now + o->interval_share * (req->deadline - now);
 		rc = remat_i_interval_pass(req, start, until, INTERVAL_MAX_COLS, INTERVAL_MAX_NNZ,
-					   &iv, &kept, NULL, err);
+					   &iv, &kept, &ist, err);
 		if (rc)
 			goto done;
 		st->interval = kept;
 		if (kept) {
-			rc = remat_simulate(g, &iv, req->budget, NULL, &r, err);
-			if (rc)
-				goto done;
-			st->interval_saved = st->cost - r.cost;
-			st->cost = r.cost;
+			st->interval_saved = st->cost - ist.cost;
+			st->cost = ist.cost;
 			st->last_s = remat_now() - L.t0;
 			rc = remat_schedule_copy(out, &iv, err);
 			if (rc)
