@@ -23,7 +23,11 @@
  *    when R[t,c]; an output present in the last stage; and the memory of
  *    stage t: what is held into it, plus everything computed in it with
  *    its workspace, at once (so a point of the model fits wherever its
- *    rows do) <= the budget.
+ *    rows do) <= the budget.  What is held into stage t is a column
+ *    L[t], kept by balance rows: L[t] = L[t-1] + mem of the segments
+ *    held from stage t-1 on - mem of those that ended in stage t-1.
+ *    Two nonzeros per segment, where a sum in each memory row had one
+ *    per stage the segment spans.
  * 4. The schedule's own point: R from its computations again, H[v,i]
  *    when the next time the schedule touches v from stage e_(i+1) on is
  *    a read (or, for an output, not a computation): the compute-only
@@ -41,10 +45,11 @@
  *    (remat_liveness), as early as the computes allow.  Kept when the
  *    simulator finds it valid, within the budget and cheaper.
  *
- * Size: columns sum |C(v)| + sum |E(v)|; the memory rows hold a term per
- * stage each segment spans.  On random-layered-n1000 at 70% (5,875
- * edges, the plan's 1,148 compute steps) 29,499 columns, 65,085 rows and
- * 671,505 nonzeros.
+ * Size: columns sum |C(v)| + sum |E(v)| + T.  On random-layered-n1000 at
+ * 70% (5,875 edges, the plan's 1,148 compute steps) 30,647 columns,
+ * 66,233 rows and 190,585 nonzeros; with the held terms summed in each
+ * memory row instead of L, 671,505 nonzeros, and CBC's root took twice
+ * as long (bench/RESULTS.md, the nineteenth session).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -298,11 +303,11 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 {
 	const struct remat_graph *g = p->g;
 	struct remat_i_milp *m = &p->m;
-	int64_t span = 0, *mcnt = NULL, *moff = NULL, i;
-	int32_t *mcol = NULL, *toff = NULL, *tk = NULL;
+	int64_t span = 0, *mcnt = NULL, *moff = NULL, *boff = NULL, i;
+	int32_t *mcol = NULL, *bcol = NULL, *toff = NULL, *tk = NULL;
 	uint8_t *tread = NULL;
-	double *mval = NULL, *x0 = NULL;
-	int32_t v, t, k, j, ncol;
+	double *mval = NULL, *bval = NULL, *x0 = NULL;
+	int32_t v, t, k, j, ncol, lcol0;
 	int rc = REMAT_OK;
 
 	*too_big = 0;
@@ -358,6 +363,10 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 			REMAT_TRY(add_present(p, v, p->T - 1, err));
 			REMAT_TRY(remat_i_milp_row_end(m, 1, HUGE_VAL, err));
 		}
+	/* L[t]: what is held into stage t (the balance rows below). */
+	lcol0 = m->ncols;
+	for (t = 0; t < p->T; t++)
+		REMAT_TRY(remat_i_milp_add_col(m, 0, HUGE_VAL, 0, 0, NULL, err));
 	/* Memory rows: count the terms per stage, fill, emit. */
 	mcnt = calloc((size_t)p->T + 1, sizeof(int64_t));
 	moff = calloc((size_t)p->T + 2, sizeof(int64_t));
@@ -448,6 +457,63 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 					x0[p->hcol[k]] = 1;
 			}
 	}
+	/*
+	 * The balance rows (step 3), L[t] - L[t-1] - (segments held into t
+	 * from stage t-1) + (segments that ended in stage t-1) = 0; the
+	 * start's L from the same differences.
+	 */
+	for (v = 0; v < g->n; v++)
+		for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++)
+			if (x0[p->hcol[k]] > 0.5) {
+				x0[lcol0 + p->e_st[k] + 1] += (double)g->mem[v];
+				if (p->e_st[k + 1] + 1 < p->T)
+					x0[lcol0 + p->e_st[k + 1] + 1] -= (double)g->mem[v];
+			}
+	for (t = 1; t < p->T; t++)
+		x0[lcol0 + t] += x0[lcol0 + t - 1];
+	boff = calloc((size_t)p->T + 3, sizeof(int64_t));
+	if (!boff) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for the interval pass");
+		goto done;
+	}
+	for (v = 0; v < g->n; v++)
+		for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++) {
+			boff[p->e_st[k] + 3]++; /* stage e + 1's count in boff[e + 3] */
+			if (p->e_st[k + 1] + 1 < p->T)
+				boff[p->e_st[k + 1] + 3]++;
+		}
+	for (t = 0; t < p->T; t++)
+		boff[t + 2] += boff[t + 1];
+	bcol = malloc(sizeof(int32_t) * ((size_t)boff[p->T + 1] + 1));
+	bval = malloc(sizeof(double) * ((size_t)boff[p->T + 1] + 1));
+	if (!bcol || !bval) {
+		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for the interval pass");
+		goto done;
+	}
+	/* boff[t + 1] is now stage t's start; fill, advancing it to its end. */
+	for (v = 0; v < g->n; v++)
+		for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++) {
+			t = p->e_st[k] + 1;
+			bcol[boff[t + 1]] = p->hcol[k];
+			bval[boff[t + 1]++] = -(double)g->mem[v];
+			t = p->e_st[k + 1] + 1;
+			if (t < p->T) {
+				bcol[boff[t + 1]] = p->hcol[k];
+				bval[boff[t + 1]++] = (double)g->mem[v];
+			}
+		}
+	for (t = 0; t < p->T && rc == REMAT_OK; t++) {
+		remat_i_milp_row_begin(m);
+		rc = remat_i_milp_row_add(m, lcol0 + t, 1, err);
+		if (rc == REMAT_OK && t > 0)
+			rc = remat_i_milp_row_add(m, lcol0 + t - 1, -1, err);
+		for (i = boff[t]; i < boff[t + 1] && rc == REMAT_OK; i++)
+			rc = remat_i_milp_row_add(m, bcol[i], bval[i], err);
+		if (rc == REMAT_OK)
+			rc = remat_i_milp_row_end(m, 0, 0, err);
+	}
+	if (rc)
+		goto done;
 	for (t = 0; t < p->T; t++) {
 		double a = 0, rhs = (double)budget;
 
@@ -457,8 +523,10 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 		for (i = moff[t]; i < moff[t + 1]; i++)
 			a += mval[i] * x0[mcol[i]];
 		remat_i_milp_row_begin(m);
+		rc = remat_i_milp_row_add(m, lcol0 + t, 1, err);
 		for (i = moff[t]; i < moff[t + 1] && rc == REMAT_OK; i++)
-			rc = remat_i_milp_row_add(m, mcol[i], mval[i], err);
+			if (mcol[i] < p->c_off[g->n]) /* R; H's are in L[t] */
+				rc = remat_i_milp_row_add(m, mcol[i], mval[i], err);
 		if (rc == REMAT_OK)
 			rc = remat_i_milp_row_end(m, -HUGE_VAL, a > rhs ? a : rhs, err);
 		if (rc)
@@ -482,6 +550,9 @@ done:
 	free(moff);
 	free(mcol);
 	free(mval);
+	free(boff);
+	free(bcol);
+	free(bval);
 	free(toff);
 	free(tk);
 	free(tread);
