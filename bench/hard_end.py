@@ -6,15 +6,15 @@
                                   (lines {"graph", "budget", "plan", "info"})
 
 The gap is measured against the best bound that holds in every node
-order: the cut, window and down-set bounds and the least cost (each needed
-node once).  The LP bound and auto's own bound may hold only in one
+order: the cut, window, down-set and path bounds and the least cost (each
+needed node once).  The LP bound and auto's own bound may hold only in one
 order (Checkmate's model); where one is higher, the last column says so.
 """
 import json
 import os
 import sys
 
-ANY_ORDER = ("cut", "window", "downset")
+ANY_ORDER = ("cut", "window", "downset", "path")
 
 
 def row(graph, budget, p, i):

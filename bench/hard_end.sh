@@ -6,7 +6,7 @@
 # graphs at 70%: `remat gen layered 300 --train` (seeds 1-3) and the
 # published ones (forward DAGs).  The bound is the highest of those that
 # hold in every node order, from `remat info G -b B --json` (the cut,
-# window and down-set bounds, the least cost); the gap is in points of the baseline
+# window, down-set and path bounds, the least cost); the gap is in points of the baseline
 # cost (plan overhead less bound overhead); a higher bound that holds in
 # one order only (the LP's, auto's MILP's) is named beside it
 # (bench/hard_end.py).  Prints a Markdown table and how many cases are

@@ -99,6 +99,28 @@ int remat_bound_downset(const struct remat_graph *g, int64_t budget, double max_
 			struct remat_error *err);
 
 /*
+ * The path bound: where the needed nodes that are not inputs lie on one
+ * path (each reads the one before it in topological order; a chain, a
+ * U-Net and its backward pass), every schedule computes them first in
+ * that order.  Then what is resident while each first runs, and what
+ * is computed again between two of them, is one MILP over all of them
+ * at once (what a value computed again reads was there; what is
+ * resident was resident at the one before or computed since; it fits
+ * beside the node that runs), which CBC solves until max_seconds (0:
+ * 60 s); its proven bound counts.  Memory while values are computed
+ * again between two first computations is not counted, so the optimum
+ * bounds every schedule without being one.  *fork (may be NULL): -1,
+ * or the first node that does not read the one before it (more than
+ * one order: *status REMAT_BOUND_NOT_TRIED, as for a model of over
+ * 400,000 columns).  *status and *bound as remat_bound_cut.  Returns
+ * REMAT_OK or an error (REMAT_ENOMEM; a solver that fails proves
+ * nothing more).
+ */
+int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_seconds,
+		     double *bound, enum remat_bound_status *status, int32_t *fork,
+		     struct remat_error *err);
+
+/*
  * The same cut as a bound on the peak: the largest, over the nodes x
  * tried, of the least memory any schedule holds while x first runs (what
  * the rest reads from x's side and cannot be recomputed from what stays,

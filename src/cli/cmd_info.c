@@ -64,17 +64,20 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 	enum remat_bound_status ds_status = REMAT_BOUND_NOT_TRIED;
 	double ds_bound = NAN, ds_time = 0;
 	int32_t ds_size = 0;
+	enum remat_bound_status path_status = REMAT_BOUND_NOT_TRIED;
+	double path_bound = NAN, path_time = 0;
+	int32_t path_fork = -1;
 	int32_t moments[INFO_MOMENTS], n_moments = 0, i;
 	double t0 = remat_now(), limit = -1, deadline = 0, t_load, t_bounds = 0, lp_seconds;
 	double bound_time = INFO_BOUND_SECONDS;
 	struct cli_opt opts[] = {
 		OPT_FLAG(0, "json", &json, "print one JSON object on stdout"),
 		OPT_BUDGET('b', "budget", &budget_opt, "also bound the cost at budget B: the LP "
-			   "relaxation of the checkmate model, the cut bound, the window bound and "
-			   "the down-set bound (any order)"),
+			   "relaxation of the checkmate model, the cut bound, the window bound, "
+			   "the down-set bound and the path bound (any order)"),
 		OPT_SECONDS(0, "bound-time", &bound_time, "with --budget: seconds for each of the "
-			    "cut, window and down-set bounds (default 5; more may prove more; 0: no "
-			    "limit)"),
+			    "cut, window, down-set and path bounds (default 5; more may prove more; "
+			    "0: no limit, 60 s for the path bound)"),
 		OPT_SECONDS('t', "time-limit", &limit, "stop the best order, the cut peak bound "
 			    "and the tree width SECONDS after the command starts, loading "
 			    "included, and report what "
@@ -141,6 +144,15 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 						 &err);
 		ds_time = remat_now() - t;
 		t_bounds += ds_time;
+	}
+	if (rc == REMAT_OK && budget_opt.given) {
+		double t = remat_now(), share = bound_share(bound_time, limit, t0);
+
+		if (share >= 0)
+			rc = remat_bound_path(g, budget, share, &path_bound, &path_status,
+					      &path_fork, &err);
+		path_time = remat_now() - t;
+		t_bounds += path_time;
 	}
 	if (limit > 0)
 		deadline = t0 + limit;
@@ -289,9 +301,24 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			       ds_status == REMAT_BOUND_OK ? "ok" :
 			       ds_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed",
 			       (int)ds_size);
+			/* path_lower_bound: null unless the path bound holds. */
+			printf(", \"path_lower_bound\": ");
+			if (path_status == REMAT_BOUND_OK)
+				remat_i_json_write_num(stdout, path_bound);
+			else
+				fputs("null", stdout);
+			printf(", \"path_status\": \"%s\", \"path_fork\": ",
+			       path_status == REMAT_BOUND_OK ? "ok" :
+			       path_status == REMAT_BOUND_INFEASIBLE ? "infeasible" :
+			       path_fork >= 0 ? "more than one order" : "not computed");
+			if (path_fork >= 0)
+				remat_i_json_write_str(stdout, g->id[path_fork]);
+			else
+				fputs("null", stdout);
 			printf(", \"lp_seconds\": %.3f, \"cut_seconds\": %.3f, "
-			       "\"window_seconds\": %.3f, \"downset_seconds\": %.3f", lp_time,
-			       cut_time, win_time, ds_time);
+			       "\"window_seconds\": %.3f, \"downset_seconds\": %.3f, "
+			       "\"path_seconds\": %.3f", lp_time, cut_time, win_time, ds_time,
+			       path_time);
 		}
 		printf(", \"kinds\": {\"input\": %d, \"forward\": %d, \"loss\": %d, "
 		       "\"backward\": %d, \"op\": %d}, \"training\": %s, "
@@ -462,6 +489,23 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 			} else {
 				printf("down-set bound not computed at %s: no time left (see "
 				       "--time-limit)\n", b1);
+			}
+			if (path_status == REMAT_BOUND_OK) {
+				double floor = remat_bound_least_cost(g);
+
+				cli_format_cost(path_bound, b2, sizeof(b2));
+				printf("path bound     %s %s at %s (%+.2f%% over each needed node once; "
+				       "any order: the nodes lie on one path, each first computation "
+				       "a moment; %.2f s)\n", b2, g->cost_unit, b1,
+				       floor > 0 ? 100 * (path_bound / floor - 1) : 0.0, path_time);
+			} else if (path_status == REMAT_BOUND_INFEASIBLE) {
+				printf("path bound     none at %s: no schedule fits\n", b1);
+			} else if (path_fork >= 0) {
+				printf("path bound     not tried at %s: more than one order (%s need not "
+				       "follow the node before it)\n", b1, g->id[path_fork]);
+			} else {
+				printf("path bound     not computed at %s: no time left (see "
+				       "--time-limit), or a model of over 400,000 columns\n", b1);
 			}
 		}
 	}

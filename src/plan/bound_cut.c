@@ -591,9 +591,7 @@ static int at_price(struct cut *c, int32_t x, double lam, double *extra, int *in
  */
 static double milp_proven(const struct cut *c, double val)
 {
-	double v = val - 1e-6 * fabs(val) - 2e-5;
-
-	return isfinite(v) && v > 0 ? v * c->unit : 0;
+	return remat_i_milp_proven(val) * c->unit;
 }
 
 /*

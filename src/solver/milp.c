@@ -117,6 +117,13 @@ int remat_i_milp_row_end(struct remat_i_milp *m, double lo, double up,
 	return REMAT_OK;
 }
 
+double remat_i_milp_proven(double val)
+{
+	double v = val - 1e-6 * fabs(val) - 2e-5;
+
+	return isfinite(v) && v > 0 ? v : 0;
+}
+
 double remat_i_milp_value(const struct remat_i_milp *m, const double *x)
 {
 	double v = m->obj_const;

@@ -63,6 +63,14 @@ int64_t remat_i_milp_check(const struct remat_i_milp *m, const double *x, double
 /* obj_const + obj . x */
 double remat_i_milp_value(const struct remat_i_milp *m, const double *x);
 
+/*
+ * What a MILP's proven bound val proves for sure: val less a margin for
+ * the solver's tolerances (1e-6 relative, 2e-5 absolute; the bounds'
+ * MILPs count costs in units of the least positive cost), and 0 when
+ * that is not positive or val is not finite.
+ */
+double remat_i_milp_proven(double val);
+
 enum remat_i_milp_backend { REMAT_I_MILP_CBC = 0, REMAT_I_MILP_GLPK = 1 };
 
 /* Called from inside the solve, at most every ~0.2 s; NaN when unknown. */

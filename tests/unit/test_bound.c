@@ -497,6 +497,139 @@ static void test_auto_takes_downset(void **state)
 	assert_true(above_floor > 0);
 }
 
+/*
+ * The path bound (remat_bound_path) on hand_chain3 above, whose nodes lie
+ * on one path: the windows' argument there holds at every first
+ * computation, so it proves the optimum, 30.  A graph with two orders is
+ * not tried, and says which node breaks the path.
+ */
+static void test_path_by_hand(void **state)
+{
+	struct remat_graph *g = tu_graph(hand_chain3);
+	enum remat_bound_status st;
+	struct remat_error err;
+	double lb;
+	int32_t fork;
+
+	(void)state;
+	assert_int_equal(remat_bound_path(g, 6, 0, &lb, &st, &fork, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_OK);
+	assert_int_equal(fork, -1);
+	assert_true(fabs(lb - 30) < 1e-4);
+	/* One byte less: g1's inputs g2, f1, in and g1 itself fill 5, g2's moment 6. */
+	assert_int_equal(remat_bound_path(g, 5, 0, &lb, &st, &fork, &err), REMAT_OK);
+	assert_true(exhaustive_min_cost(g, 5) == -1);
+	assert_true(st == REMAT_BOUND_INFEASIBLE || (st == REMAT_BOUND_OK && lb >= 30 - 1e-4));
+	remat_graph_free(g);
+	g = tu_graph(hand_chain);
+	assert_int_equal(remat_bound_path(g, 5, 0, &lb, &st, &fork, &err), REMAT_OK);
+	if (fork < 0) {
+		assert_int_equal(st, REMAT_BOUND_OK);
+		assert_true(lb <= 14 + 1e-9);
+	} else {
+		assert_int_equal(st, REMAT_BOUND_NOT_TRIED);
+	}
+	remat_graph_free(g);
+	g = tu_graph("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		     "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"a\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]},"
+		     "{\"id\":\"b\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]},"
+		     "{\"id\":\"c\",\"mem\":1,\"cost\":1,\"inputs\":[\"a\",\"b\"]}]}");
+	assert_int_equal(remat_bound_path(g, 4, 0, &lb, &st, &fork, &err), REMAT_OK);
+	assert_int_equal(st, REMAT_BOUND_NOT_TRIED);
+	assert_true(fork >= 0 && strcmp(g->id[fork], "b") == 0);
+	assert_true(isnan(lb));
+	remat_graph_free(g);
+}
+
+/*
+ * The path bound on the random graphs and budgets of the bounds above
+ * (every other one with costs about 1e-6): never above the exhaustive
+ * optimum, "infeasible" only where nothing fits; where it is tried (the
+ * graphs of tu_random_any_dag_json always: each node reads the one
+ * before), never below the cut bound (its model holds every cut), and
+ * above it often enough to mean something.
+ */
+static double least_positive_cost(const struct remat_graph *g)
+{
+	double u = INFINITY;
+	int32_t v;
+
+	for (v = 0; v < g->n; v++)
+		if (g->cost[v] > 0 && g->cost[v] < u)
+			u = g->cost[v];
+	return isfinite(u) ? u : 1;
+}
+
+static void test_path_never_above_optimum(void **state)
+{
+	uint64_t st = 5151;
+	int trial, runs = 0, tried = 0, above_cut = 0, tight = 0, infeasible = 0;
+
+	(void)state;
+	for (trial = 0; trial < 240; trial++) {
+		char *json = random_mix(&st, trial);
+		struct remat_graph *g = tu_graph(json);
+		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
+		int32_t v;
+
+		if (trial % 2) {
+			for (v = 0; v < g->n; v++)
+				g->cost[v] *= 3.7e-6;
+			g->baseline_cost *= 3.7e-6;
+		}
+		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
+			enum remat_bound_status ps, cs;
+			struct remat_error err;
+			double pb, cb, ex = exhaustive_min_cost(g, b);
+			int32_t fork, at;
+
+			if (ex == -2)
+				continue;
+			runs++;
+			assert_int_equal(remat_bound_path(g, b, 0, &pb, &ps, &fork, &err), REMAT_OK);
+			if (trial % 3 == 0)
+				assert_int_equal(fork, -1);
+			if (fork >= 0) {
+				assert_int_equal(ps, REMAT_BOUND_NOT_TRIED);
+				continue;
+			}
+			tried++;
+			if (ps == REMAT_BOUND_INFEASIBLE) {
+				if (ex != -1)
+					fail_msg("trial %d budget %lld: path bound says infeasible, a "
+						 "schedule costs %g", trial, (long long)b, ex);
+				infeasible++;
+				continue;
+			}
+			assert_int_equal(ps, REMAT_BOUND_OK);
+			assert_true(pb >= tu_least_cost(g) * (1 - 1e-12));
+			if (ex >= 0 && pb > ex * (1 + 1e-9))
+				fail_msg("trial %d budget %lld: path bound %g above the optimum %g",
+					 trial, (long long)b, pb, ex);
+			assert_int_equal(remat_bound_cut(g, b, 0, &cb, &cs, &at, &err), REMAT_OK);
+			/* (Less the MILP's margin: 2e-5 of the least positive cost, 1e-6.) */
+			if (cs == REMAT_BOUND_OK && ex >= 0 &&
+			    pb < cb * (1 - 1e-5) - 1e-4 * least_positive_cost(g))
+				fail_msg("trial %d budget %lld: path bound %g below the cut bound %g",
+					 trial, (long long)b, pb, cb);
+			if (cs == REMAT_BOUND_OK && pb > cb * (1 + 1e-6))
+				above_cut++;
+			if (ex >= 0 && ex > tu_least_cost(g) * (1 + 1e-9) && fabs(pb - ex) <= 1e-6 * ex)
+				tight++;
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("path bound: %d runs, %d tried (one order), %d above the cut bound, %d "
+		      "equal to an optimum above the least cost, %d proved infeasible\n", runs,
+		      tried, above_cut, tight, infeasible);
+	assert_true(runs > 300);
+	assert_true(tried > runs / 3 && tried < runs);
+	assert_true(above_cut > 0);
+	assert_true(tight > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_window_never_above_optimum),
 		cmocka_unit_test(test_downset_never_above_optimum),
 		cmocka_unit_test(test_auto_takes_downset),
+		cmocka_unit_test(test_path_by_hand),
+		cmocka_unit_test(test_path_never_above_optimum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
