@@ -281,8 +281,11 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 	for (v = 0; v < g->n; v++) {
 		if (g->cost[v] > 0 && g->cost[v] < unit)
 			unit = g->cost[v];
-		if (p.pos[v] != -2 && p.last[v] >= 0)
-			cols += 2.0 * (p.last[v] - (p.pos[v] < 0 ? 0 : p.pos[v]) + 1);
+		if (p.pos[v] == -2 || p.last[v] < s0(&p, v))
+			continue;
+		cols += p.last[v] - s0(&p, v) + 1; /* S */
+		if (p.pos[v] >= 0 && g->recompute[v])
+			cols += p.last[v] - p.pos[v]; /* R */
 	}
 	if (!isfinite(unit))
 		unit = 1;

@@ -45,11 +45,13 @@
  *    (remat_liveness), as early as the computes allow.  Kept when the
  *    simulator finds it valid, within the budget and cheaper.
  *
- * Size: columns sum |C(v)| + sum |E(v)| + T.  On random-layered-n1000 at
+ * Size: columns sum |C(v)| + sum |E(v)| + T (the pass is not tried above
+ * max_cols columns, or an estimate of over max_nnz nonzeros).  On random-layered-n1000 at
  * 70% (5,875 edges, the plan's 1,148 compute steps) 30,647 columns,
  * 66,233 rows and 190,585 nonzeros; with the held terms summed in each
- * memory row instead of L, 671,505 nonzeros, and CBC's root took twice
- * as long (bench/RESULTS.md, the nineteenth session).
+ * memory row instead of L, 671,505 nonzeros, and CBC found nothing
+ * cheaper in 40 s, where it now finds -2.66% (bench/RESULTS.md, the
+ * nineteenth session).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -303,7 +305,7 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 {
 	const struct remat_graph *g = p->g;
 	struct remat_i_milp *m = &p->m;
-	int64_t span = 0, *mcnt = NULL, *moff = NULL, *boff = NULL, i;
+	int64_t nnz, *mcnt = NULL, *moff = NULL, *boff = NULL, i;
 	int32_t *mcol = NULL, *bcol = NULL, *toff = NULL, *tk = NULL;
 	uint8_t *tread = NULL;
 	double *mval = NULL, *bval = NULL, *x0 = NULL;
@@ -311,13 +313,23 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 	int rc = REMAT_OK;
 
 	*too_big = 0;
+	/*
+	 * The size: R and H columns; the nonzeros of the rows below, at most
+	 * 5 per H (3 in "held only when there", 2 balance terms), 2 per R
+	 * (a memory term, a term in "held only when there"), 3 per L (2
+	 * balance terms, a memory term) and 3 per input row.
+	 */
 	ncol = p->c_off[g->n];
-	for (v = 0; v < g->n; v++)
-		if (p->e_off[v + 1] > p->e_off[v]) {
+	nnz = 3 * (int64_t)p->T + 2 * (int64_t)p->c_off[g->n];
+	for (v = 0; v < g->n; v++) {
+		if (p->e_off[v + 1] > p->e_off[v])
 			ncol += p->e_off[v + 1] - p->e_off[v] - 1;
-			span += p->e_st[p->e_off[v + 1] - 1] - p->e_st[p->e_off[v]];
-		}
-	if (ncol > max_cols || span + ncol * 4 > max_nnz) {
+		if (p->pos[v] >= 0)
+			nnz += 3 * (int64_t)(g->in_off[v + 1] - g->in_off[v]) *
+			       (1 + p->c_off[v + 1] - p->c_off[v]);
+	}
+	nnz += 5 * (int64_t)(ncol - p->c_off[g->n]);
+	if (ncol > max_cols || nnz > max_nnz) {
 		*too_big = 1;
 		return REMAT_OK;
 	}
@@ -367,7 +379,7 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 	lcol0 = m->ncols;
 	for (t = 0; t < p->T; t++)
 		REMAT_TRY(remat_i_milp_add_col(m, 0, HUGE_VAL, 0, 0, NULL, err));
-	/* Memory rows: count the terms per stage, fill, emit. */
+	/* Memory rows' R terms: count them per stage, fill, emit. */
 	mcnt = calloc((size_t)p->T + 1, sizeof(int64_t));
 	moff = calloc((size_t)p->T + 2, sizeof(int64_t));
 	x0 = calloc((size_t)m->ncols + 1, sizeof(double));
@@ -375,13 +387,9 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory for the interval pass");
 		goto done;
 	}
-	for (v = 0; v < g->n; v++) {
-		for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++)
-			for (t = p->e_st[k] + 1; t <= p->e_st[k + 1]; t++)
-				mcnt[t]++;
+	for (v = 0; v < g->n; v++)
 		for (k = p->c_off[v]; k < p->c_off[v + 1]; k++)
 			mcnt[p->c_st[k]]++;
-	}
 	for (t = 0; t < p->T; t++)
 		moff[t + 1] = moff[t] + mcnt[t];
 	mcol = malloc(sizeof(int32_t) * ((size_t)moff[p->T] + 1));
@@ -391,18 +399,12 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 		goto done;
 	}
 	memset(mcnt, 0, sizeof(int64_t) * ((size_t)p->T + 1));
-	for (v = 0; v < g->n; v++) {
-		for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++)
-			for (t = p->e_st[k] + 1; t <= p->e_st[k + 1]; t++) {
-				mcol[moff[t] + mcnt[t]] = p->hcol[k];
-				mval[moff[t] + mcnt[t]++] = (double)g->mem[v];
-			}
+	for (v = 0; v < g->n; v++)
 		for (k = p->c_off[v]; k < p->c_off[v + 1]; k++) {
 			t = p->c_st[k];
 			mcol[moff[t] + mcnt[t]] = p->rcol[k];
 			mval[moff[t] + mcnt[t]++] = (double)(g->mem[v] + g->workspace[v]);
 		}
-	}
 	/*
 	 * Step 4: the start's point.  Stage t begins at its first compute step
 	 * (tbeg, in compute steps); each node's touches (compute or read) in
@@ -520,13 +522,13 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 		if (p->first[t])
 			rhs -= (double)g->mem[p->sigma[t]] + (double)g->workspace[p->sigma[t]];
 
+		a = x0[lcol0 + t];
 		for (i = moff[t]; i < moff[t + 1]; i++)
 			a += mval[i] * x0[mcol[i]];
 		remat_i_milp_row_begin(m);
 		rc = remat_i_milp_row_add(m, lcol0 + t, 1, err);
 		for (i = moff[t]; i < moff[t + 1] && rc == REMAT_OK; i++)
-			if (mcol[i] < p->c_off[g->n]) /* R; H's are in L[t] */
-				rc = remat_i_milp_row_add(m, mcol[i], mval[i], err);
+			rc = remat_i_milp_row_add(m, mcol[i], mval[i], err);
 		if (rc == REMAT_OK)
 			rc = remat_i_milp_row_end(m, -HUGE_VAL, a > rhs ? a : rhs, err);
 		if (rc)
@@ -541,6 +543,11 @@ static int build_model(struct ip *p, const struct remat_schedule *s, int64_t bud
 			for (i = moff[t]; i < moff[t + 1]; i++)
 				if (x0[mcol[i]] < 0.5)
 					m->cup[mcol[i]] = 0;
+			for (v = 0; v < g->n; v++)
+				for (k = p->e_off[v]; k + 1 < p->e_off[v + 1]; k++)
+					if (p->e_st[k] < t && t <= p->e_st[k + 1] &&
+					    x0[p->hcol[k]] < 0.5)
+						m->cup[p->hcol[k]] = 0;
 		}
 	}
 	*x0p = x0;
