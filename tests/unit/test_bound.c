@@ -301,6 +301,20 @@ static void test_window_by_hand(void **state)
 }
 
 /*
+ * The graph in seconds of microsecond operators: CBC's absolute
+ * tolerances (about 1e-5) must not lift a bound above the optimum (they
+ * did before the objective was scaled).
+ */
+static void micro_costs(struct remat_graph *g)
+{
+	int32_t v;
+
+	for (v = 0; v < g->n; v++)
+		g->cost[v] *= 3.7e-6;
+	g->baseline_cost *= 3.7e-6;
+}
+
+/*
  * The window bound (remat_bound_window): the same random graphs and
  * budgets (every other one with costs about 1e-6), against the exhaustive optimum (never above it, "infeasible"
  * only where nothing fits) and against the cut bound (the windows must
@@ -316,18 +330,9 @@ static void test_window_never_above_optimum(void **state)
 		char *json = random_mix(&st, trial);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
-		int32_t v;
 
-		/*
-		 * Every other graph in seconds of microsecond operators: CBC's
-		 * absolute tolerances (about 1e-5) must not lift a bound above
-		 * the optimum (they did before the objective was scaled).
-		 */
-		if (trial % 2) {
-			for (v = 0; v < g->n; v++)
-				g->cost[v] *= 3.7e-6;
-			g->baseline_cost *= 3.7e-6;
-		}
+		if (trial % 2)
+			micro_costs(g);
 		for (b = lo; b <= hi; b += (hi - lo) / 5 + 1) {
 			enum remat_bound_status ws, cs;
 			struct remat_error err;
@@ -570,13 +575,9 @@ static void test_path_never_above_optimum(void **state)
 		char *json = random_mix(&st, trial);
 		struct remat_graph *g = tu_graph(json);
 		int64_t lo = tu_least_peak(g), hi = g->no_remat_peak, b;
-		int32_t v;
 
-		if (trial % 2) {
-			for (v = 0; v < g->n; v++)
-				g->cost[v] *= 3.7e-6;
-			g->baseline_cost *= 3.7e-6;
-		}
+		if (trial % 2)
+			micro_costs(g);
 		/* From one byte below the least peak, where nothing fits. */
 		for (b = lo > 0 ? lo - 1 : lo; b <= hi; b += (hi - lo) / 6 + 1) {
 			enum remat_bound_status ps, cs;
