@@ -1,4 +1,5 @@
 /* needed.c - the nodes the outputs need; see needed.h. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis/needed.h"
@@ -34,6 +35,17 @@ double remat_i_least_cost(const struct remat_graph *g)
 			sum += g->cost[v];
 	free(need);
 	return sum;
+}
+
+double remat_i_cost_unit(const struct remat_graph *g)
+{
+	double unit = INFINITY;
+	int32_t v;
+
+	for (v = 0; v < g->n; v++)
+		if (g->cost[v] > 0 && g->cost[v] < unit)
+			unit = g->cost[v];
+	return isfinite(unit) ? unit : 1;
 }
 
 int64_t remat_i_working_set(const struct remat_graph *g, int32_t v)

@@ -25,6 +25,13 @@ void remat_i_needed(const struct remat_graph *g, uint8_t *need);
 double remat_i_least_cost(const struct remat_graph *g);
 
 /*
+ * The least positive cost of g's nodes, 1 when none: the unit the bounds'
+ * MILPs count costs in (so that CBC's absolute tolerances stay small
+ * beside them).
+ */
+double remat_i_cost_unit(const struct remat_graph *g);
+
+/*
  * The outputs' bytes together (each once): every schedule holds them all
  * when its last compute runs (or at the end, when it computes nothing),
  * so no schedule peaks lower.

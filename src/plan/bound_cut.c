@@ -765,7 +765,6 @@ static void cut_release(struct cut *c)
 static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 		    double max_seconds, struct remat_error *err)
 {
-	int32_t v;
 	size_t nv = (size_t)2 * (size_t)g->n + 2;
 
 	memset(c, 0, sizeof(*c));
@@ -784,12 +783,7 @@ static int cut_init(struct cut *c, const struct remat_graph *g, int64_t budget,
 	c->it = malloc(sizeof(int64_t) * nv);
 	c->path = malloc(sizeof(int64_t) * nv);
 	c->floor = remat_i_least_cost(g);
-	c->unit = INFINITY;
-	for (v = 0; v < g->n; v++)
-		if (g->cost[v] > 0 && g->cost[v] < c->unit)
-			c->unit = g->cost[v];
-	if (!isfinite(c->unit))
-		c->unit = 1;
+	c->unit = remat_i_cost_unit(g);
 	if (!c->need || !c->mark || !c->stack || !c->side || !c->off || !c->level ||
 	    !c->queue || !c->it || !c->path || c->floor < 0) {
 		cut_release(c);

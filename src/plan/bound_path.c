@@ -243,7 +243,7 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 	struct remat_i_milp_opts opts;
 	struct remat_i_milp_result mr;
 	struct path p;
-	double unit = INFINITY, floor, cols = 0, val;
+	double unit, floor, cols = 0, val;
 	int32_t v, fk;
 	int never = 0, rc = REMAT_OK;
 
@@ -278,17 +278,14 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 		*fork = fk;
 	if (fk >= 0)
 		goto out; /* more than one order: not tried */
+	unit = remat_i_cost_unit(g);
 	for (v = 0; v < g->n; v++) {
-		if (g->cost[v] > 0 && g->cost[v] < unit)
-			unit = g->cost[v];
 		if (p.pos[v] == -2 || p.last[v] < s0(&p, v))
 			continue;
 		cols += p.last[v] - s0(&p, v) + 1; /* S */
 		if (p.pos[v] >= 0 && g->recompute[v])
 			cols += p.last[v] - p.pos[v]; /* R */
 	}
-	if (!isfinite(unit))
-		unit = 1;
 	if (cols > PATH_MAX_COLS)
 		goto out;
 	rc = path_model(&p, budget, unit, &never, err);
