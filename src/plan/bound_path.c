@@ -42,6 +42,7 @@
 #include "remat/bound.h"
 #include "remat/planner.h"
 #include "analysis/needed.h"
+#include "plan/path_model.h"
 #include "solver/milp.h"
 
 /* The largest model tried (columns); beyond it the bound is not tried. */
@@ -49,13 +50,6 @@
 /* The time without a cap. */
 #define PATH_SECONDS 60.0
 
-struct path {
-	const struct remat_graph *g;
-	int32_t T;
-	int32_t *sigma, *pos, *last; /* pos: -1 an input, -2 not needed */
-	int32_t *scol, *rcol;        /* S[t,v] = scol[v] + t - s0(v); R likewise */
-	struct remat_i_milp m;
-};
 
 static int path_oom(struct remat_error *err)
 {
@@ -63,19 +57,19 @@ static int path_oom(struct remat_error *err)
 }
 
 /* The first moment v may be resident at other than as sigma's output. */
-static int32_t s0(const struct path *p, int32_t v)
+static int32_t s0(const struct remat_i_path *p, int32_t v)
 {
 	return p->pos[v] < 0 ? 0 : p->pos[v] + 1;
 }
 
 /* S[t,v]'s column, or -1 when it is the constant 1 (v = sigma_t). */
-static int32_t S(const struct path *p, int32_t t, int32_t v)
+static int32_t S(const struct remat_i_path *p, int32_t t, int32_t v)
 {
 	return t == p->pos[v] ? -1 : p->scol[v] + t - s0(p, v);
 }
 
 /* R[t,v]'s column, or -1 when v cannot be computed again in stage t. */
-static int32_t R(const struct path *p, int32_t t, int32_t v)
+static int32_t R(const struct remat_i_path *p, int32_t t, int32_t v)
 {
 	return p->rcol[v] >= 0 ? p->rcol[v] + t - (p->pos[v] + 1) : -1;
 }
@@ -84,7 +78,7 @@ static int32_t R(const struct path *p, int32_t t, int32_t v)
  * The order and last(v).  *fork: the first sigma_t that does not read
  * sigma_(t-1) (more than one order), else -1.
  */
-static int path_order(struct path *p, int32_t *fork, struct remat_error *err)
+static int path_order(struct remat_i_path *p, int32_t *fork, struct remat_error *err)
 {
 	const struct remat_graph *g = p->g;
 	uint8_t *need = malloc((size_t)g->n + 1);
@@ -132,7 +126,7 @@ static int path_order(struct path *p, int32_t *fork, struct remat_error *err)
 }
 
 /* Add S[t,v] (a column or the constant 1) with coefficient a to the open row. */
-static int add_s(struct path *p, int32_t t, int32_t v, double a, double *rhs,
+static int add_s(struct remat_i_path *p, int32_t t, int32_t v, double a, double *rhs,
 		 struct remat_error *err)
 {
 	int32_t c = S(p, t, v);
@@ -145,7 +139,7 @@ static int add_s(struct path *p, int32_t t, int32_t v, double a, double *rhs,
 }
 
 /* The model; *never when a moment's own working set exceeds the budget. */
-static int path_model(struct path *p, int64_t budget, double unit, int *never,
+static int path_model(struct remat_i_path *p, int64_t budget, double unit, int *never,
 		      struct remat_error *err)
 {
 	const struct remat_graph *g = p->g;
@@ -236,16 +230,185 @@ static int path_model(struct path *p, int64_t budget, double unit, int *never,
 	return REMAT_OK;
 }
 
+void remat_i_path_release(struct remat_i_path *p)
+{
+	remat_i_milp_release(&p->m);
+	free(p->sigma);
+	free(p->pos);
+	free(p->last);
+	free(p->scol);
+	free(p->rcol);
+	memset(p, 0, sizeof(*p));
+}
+
+/* The order, last(v) and the model's size: *state FORK, TOO_LARGE or BUILT (to be built). */
+static int path_probe(struct remat_i_path *p, const struct remat_graph *g,
+		      enum remat_i_path_state *state, int32_t *fork, struct remat_error *err)
+{
+	double cols = 0;
+	int32_t v, fk;
+	size_t n = (size_t)g->n + 1;
+
+	memset(p, 0, sizeof(*p));
+	p->g = g;
+	remat_i_milp_init(&p->m);
+	*state = REMAT_I_PATH_FORK;
+	if (fork)
+		*fork = -1;
+	p->sigma = malloc(sizeof(int32_t) * n);
+	p->pos = malloc(sizeof(int32_t) * n);
+	p->last = malloc(sizeof(int32_t) * n);
+	p->scol = malloc(sizeof(int32_t) * n);
+	p->rcol = malloc(sizeof(int32_t) * n);
+	if (!p->sigma || !p->pos || !p->last || !p->scol || !p->rcol)
+		return path_oom(err);
+	REMAT_TRY(path_order(p, &fk, err));
+	if (fork)
+		*fork = fk;
+	if (fk >= 0)
+		return REMAT_OK; /* more than one order */
+	p->unit = remat_i_cost_unit(g);
+	for (v = 0; v < g->n; v++) {
+		if (p->pos[v] == -2 || p->last[v] < s0(p, v))
+			continue;
+		cols += p->last[v] - s0(p, v) + 1; /* S */
+		if (p->pos[v] >= 0 && g->recompute[v])
+			cols += p->last[v] - p->pos[v]; /* R */
+	}
+	*state = cols > PATH_MAX_COLS ? REMAT_I_PATH_TOO_LARGE : REMAT_I_PATH_BUILT;
+	return REMAT_OK;
+}
+
+int remat_i_path_fits(const struct remat_graph *g, struct remat_error *err)
+{
+	struct remat_i_path p;
+	enum remat_i_path_state state;
+	int rc = path_probe(&p, g, &state, NULL, err);
+
+	remat_i_path_release(&p);
+	return rc ? -1 : state == REMAT_I_PATH_BUILT;
+}
+
+int remat_i_path_build(struct remat_i_path *p, const struct remat_graph *g, int64_t budget,
+		       enum remat_i_path_state *state, int32_t *fork, struct remat_error *err)
+{
+	int never = 0;
+
+	REMAT_TRY(path_probe(p, g, state, fork, err));
+	if (*state != REMAT_I_PATH_BUILT)
+		return REMAT_OK;
+	REMAT_TRY(path_model(p, budget, p->unit, &never, err));
+	if (never)
+		*state = REMAT_I_PATH_NEVER;
+	return REMAT_OK;
+}
+
+int remat_i_path_point(const struct remat_i_path *p, const struct remat_schedule *s,
+		       double *x, struct remat_error *err)
+{
+	const struct remat_graph *g = p->g;
+	uint8_t *need = calloc((size_t)g->n + 1, 1), *made = calloc((size_t)g->n + 1, 1);
+	int32_t *stage = malloc(sizeof(int32_t) * ((size_t)s->n + 1));
+	int32_t t = 0, v, k, c;
+	int64_t i;
+	int rc = REMAT_OK;
+
+	if (!need || !made || !stage) {
+		rc = path_oom(err);
+		goto out;
+	}
+	memset(x, 0, sizeof(double) * (size_t)p->m.ncols);
+	/* Forward: the stage of each compute, and the first computations' order. */
+	for (i = 0; i < s->n; i++) {
+		v = s->steps[i].node;
+		stage[i] = -1;
+		if (s->steps[i].op != REMAT_OP_COMPUTE || v < 0 || v >= g->n || p->pos[v] < 0)
+			continue;
+		if (made[v]) {
+			stage[i] = t;
+			continue;
+		}
+		if (t >= p->T || p->sigma[t] != v) {
+			rc = REMAT_FAIL(err, REMAT_ENOFIT, "'%s' is computed first out of the "
+					"path's order", g->id[v]);
+			goto out;
+		}
+		made[v] = 1;
+		stage[i] = t++;
+	}
+	if (t != p->T) {
+		rc = REMAT_FAIL(err, REMAT_ENOFIT, "'%s' is never computed", g->id[p->sigma[t]]);
+		goto out;
+	}
+	/*
+	 * Backward: need[u] while some later compute reads u before u is made
+	 * again.  At each moment, what is needed is resident.
+	 */
+	for (v = 0; v < g->n; v++)
+		need[v] = g->is_output[v] && p->pos[v] != -2;
+	for (v = 0; v < g->n; v++)
+		if (need[v] && p->scol[v] >= 0 && p->T >= s0(p, v) && p->T <= p->last[v])
+			x[S(p, p->T, v)] = 1;
+	for (i = s->n - 1; i >= 0; i--) {
+		int32_t y = s->steps[i].node;
+
+		if (s->steps[i].op != REMAT_OP_COMPUTE || y < 0 || y >= g->n || p->pos[y] == -2)
+			continue;
+		need[y] = 0;
+		for (k = g->in_off[y]; k < g->in_off[y + 1]; k++)
+			need[g->in_idx[k]] = 1;
+		if (stage[i] < 0)
+			continue;
+		t = stage[i];
+		if (t == p->T || y != p->sigma[t]) {
+			/* Computed again in stage t. */
+			if (t <= p->last[y] && (c = R(p, t, y)) >= 0)
+				x[c] = 1;
+			continue;
+		}
+		for (v = 0; v < g->n; v++)
+			if (need[v] && v != y && p->scol[v] >= 0 && t >= s0(p, v) &&
+			    t <= p->last[v])
+				x[S(p, t, v)] = 1;
+	}
+out:
+	free(need);
+	free(made);
+	free(stage);
+	return rc;
+}
+
+int remat_i_path_order(const struct remat_i_path *p, const double *x,
+		       struct remat_schedule *out, struct remat_error *err)
+{
+	const struct remat_graph *g = p->g;
+	int32_t t, i, v, c;
+
+	remat_schedule_clear(out);
+	for (t = 0; t <= p->T; t++) {
+		for (i = 0; i < g->n; i++) {
+			v = g->topo[i];
+			if (p->pos[v] < 0 || t <= p->pos[v] || t > p->last[v] ||
+			    (c = R(p, t, v)) < 0 || x[c] < 0.5)
+				continue;
+			REMAT_TRY(remat_schedule_push(out, REMAT_OP_COMPUTE, v, err));
+		}
+		if (t < p->T)
+			REMAT_TRY(remat_schedule_push(out, REMAT_OP_COMPUTE, p->sigma[t], err));
+	}
+	return REMAT_OK;
+}
+
 int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_seconds,
 		     double *bound, enum remat_bound_status *status, int32_t *fork,
 		     struct remat_error *err)
 {
 	struct remat_i_milp_opts opts;
 	struct remat_i_milp_result mr;
-	struct path p;
-	double unit, floor, cols = 0, val;
-	int32_t v, fk;
-	int never = 0, rc = REMAT_OK;
+	struct remat_i_path p;
+	enum remat_i_path_state state;
+	double floor, val;
+	int rc;
 
 	*bound = NAN;
 	*status = REMAT_BOUND_NOT_TRIED;
@@ -258,40 +421,11 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 		*status = REMAT_BOUND_INFEASIBLE;
 		return REMAT_OK;
 	}
-	memset(&p, 0, sizeof(p));
-	p.g = g;
-	remat_i_milp_init(&p.m);
 	remat_i_milp_result_init(&mr);
-	p.sigma = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	p.pos = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	p.last = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	p.scol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	p.rcol = malloc(sizeof(int32_t) * ((size_t)g->n + 1));
-	if (!p.sigma || !p.pos || !p.last || !p.scol || !p.rcol) {
-		rc = path_oom(err);
+	rc = remat_i_path_build(&p, g, budget, &state, fork, err);
+	if (rc || state == REMAT_I_PATH_FORK || state == REMAT_I_PATH_TOO_LARGE)
 		goto out;
-	}
-	rc = path_order(&p, &fk, err);
-	if (rc)
-		goto out;
-	if (fork)
-		*fork = fk;
-	if (fk >= 0)
-		goto out; /* more than one order: not tried */
-	unit = remat_i_cost_unit(g);
-	for (v = 0; v < g->n; v++) {
-		if (p.pos[v] == -2 || p.last[v] < s0(&p, v))
-			continue;
-		cols += p.last[v] - s0(&p, v) + 1; /* S */
-		if (p.pos[v] >= 0 && g->recompute[v])
-			cols += p.last[v] - p.pos[v]; /* R */
-	}
-	if (cols > PATH_MAX_COLS)
-		goto out;
-	rc = path_model(&p, budget, unit, &never, err);
-	if (rc)
-		goto out;
-	if (never) {
+	if (state == REMAT_I_PATH_NEVER) {
 		*status = REMAT_BOUND_INFEASIBLE;
 		goto out;
 	}
@@ -307,14 +441,9 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 		mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
 	rc = REMAT_OK;
 	*status = REMAT_BOUND_OK;
-	*bound = floor + remat_i_milp_proven(val) * unit;
+	*bound = floor + remat_i_milp_proven(val) * p.unit;
 out:
 	remat_i_milp_result_release(&mr);
-	remat_i_milp_release(&p.m);
-	free(p.sigma);
-	free(p.pos);
-	free(p.last);
-	free(p.scol);
-	free(p.rcol);
+	remat_i_path_release(&p);
 	return rc;
 }

@@ -66,6 +66,8 @@
 #include "plan/checkmate_model.h"
 #include "plan/exact_small.h"
 #include "plan/lns.h"
+#include "plan/path_model.h"
+#include "plan/path_pass.h"
 #include "plan/portfolio.h"
 #include "plan/request.h"
 
@@ -74,6 +76,9 @@
 /* The cut bound's share of the time left after the portfolio (or seconds, without a limit). */
 #define AUTO_CUT_SHARE 0.085
 #define AUTO_CUT_SECONDS 1.0
+/* On one path: LNS's share of the time left before the path MILP, then the MILP's. */
+#define AUTO_PATH_LNS_SHARE 0.1
+#define AUTO_PATH_SHARE 0.9
 /* Share of the time limit the fast planners may use. */
 #define AUTO_PORTFOLIO_SHARE 0.4
 /* Stop within this relative gap of the best lower bound (--gap). */
@@ -420,8 +425,12 @@ static void extra_bound(const struct remat_plan_request *req, double share,
 }
 
 /* Which bound proved a schedule within the gap, for the note. */
-static const char *bound_name(double cut_lb, double win_lb, double ds_lb, double least)
+static const char *bound_name(double cut_lb, double win_lb, double ds_lb, double path_lb,
+			      double least)
 {
+	if (!isnan(path_lb) && path_lb > least && (isnan(cut_lb) || path_lb > cut_lb) &&
+	    (isnan(win_lb) || path_lb > win_lb) && (isnan(ds_lb) || path_lb > ds_lb))
+		return "the path bound";
 	if (!isnan(ds_lb) && ds_lb > least && (isnan(cut_lb) || ds_lb > cut_lb) &&
 	    (isnan(win_lb) || ds_lb > win_lb))
 		return "the down-set bound";
@@ -429,6 +438,48 @@ static const char *bound_name(double cut_lb, double win_lb, double ds_lb, double
 		return "the window bound";
 	return !isnan(cut_lb) && cut_lb > least ? "the cut bound" :
 		"the least cost (each needed node computed once)";
+}
+
+/*
+ * Step 4a: on a graph whose needed nodes lie on one path, the path
+ * bound's MILP (plan/path_pass.h) for AUTO_PATH_SHARE of the time left,
+ * started from the cheapest schedule: its proven bound raises the floor
+ * (*lb_out when above it), and the order of its best point is offered.
+ * On other graphs it returns at once.
+ */
+static int path_step(const struct remat_plan_request *req, double end, struct auto_keep *k,
+		     struct remat_schedule *cand, double *lb_out, struct remat_error *err)
+{
+	struct remat_progress pr = { "auto", "path MILP", -1, NAN, NAN, 0 };
+	struct remat_i_path_result res;
+	struct remat_error e;
+	int kept = 0, rc;
+
+	pr.incumbent = k->best.res.cost;
+	pr.elapsed = remat_now() - k->t0;
+	remat_plan_progress(req, &pr);
+	remat_error_clear(&e);
+	rc = remat_i_path_pass(req, &k->best.sched, remat_now() + AUTO_PATH_SHARE *
+			       (end - remat_now()), cand, &res, &e);
+	if (rc == REMAT_ENOMEM) {
+		*err = e;
+		return rc;
+	}
+	if (rc)
+		return REMAT_OK; /* the solver failed: plan on without it */
+	if (res.found) {
+		REMAT_TRY(remat_i_best_offer(&k->best, "path", req->graph, req->budget, cand, NULL,
+					     &kept, err));
+		if (kept) {
+			snprintf(k->winner, sizeof(k->winner), "path");
+			kept_now(k);
+		}
+	}
+	if (res.tried && res.bound > k->floor_cost)
+		*lb_out = res.bound;
+	if (res.tried)
+		raise_floor(k, res.bound);
+	return REMAT_OK;
 }
 
 static int auto_plan(const struct remat_plan_request *req,
@@ -444,10 +495,10 @@ static int auto_plan(const struct remat_plan_request *req,
 	char gapbuf[32];
 	int first_failure;
 	struct remat_error failure;
-	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, ds_lb = NAN, gap, cut_share, cut_t;
+	double t0 = remat_now(), end, cut_lb = NAN, win_lb = NAN, ds_lb = NAN, path_lb = NAN, gap, cut_share, cut_t;
 	enum remat_bound_status cut_status = REMAT_BOUND_NOT_TRIED;
 	int32_t cut_at = -1;
-	int rc, stopped_at_bound = 0, cut_short, reruns = 0, in_order = 0, exact = 0;
+	int rc, stopped_at_bound = 0, path = 0, cut_short, reruns = 0, in_order = 0, exact = 0;
 	double exact_cost = -1;
 	long exact_bits;
 	char seeds[48] = "";
@@ -570,6 +621,37 @@ static int auto_plan(const struct remat_plan_request *req,
 	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0 &&
 	    (isnan(cut_lb) || cut_lb <= remat_i_least_cost(req->graph) * (1 + 1e-9)))
 		extra_bound(req, fmin(cut_share, end - remat_now()), &k, 1, &ds_lb);
+	/*
+	 * Step 4a, on a graph whose needed nodes lie on one path: LNS for a
+	 * short share first (its swap pass), then the path MILP from the
+	 * cheaper start, CBC's tree closing far sooner from it (unet-d4 at
+	 * 50%: proven in 18 s from +21.62%, not in 41 s from +25.9%).
+	 */
+	if (k.best.have && k.best.res.cost > k.target && end - remat_now() > 0) {
+		struct remat_error e;
+		int prc;
+
+		remat_error_clear(&e);
+		path = remat_i_path_fits(req->graph, &e) == 1;
+		prc = REMAT_OK;
+		if (path)
+			prc = polish_lns(req, remat_now() + AUTO_PATH_LNS_SHARE * (end - remat_now()),
+					 &o, &k, &cand, &st, &e);
+		if (prc == REMAT_EUSAGE) {
+			*err = e;
+			rc = prc;
+			goto done;
+		}
+		if (prc != REMAT_OK && first_failure == REMAT_OK) {
+			first_failure = prc;
+			failure = e;
+		}
+		if (path && k.best.res.cost > k.target && end - remat_now() > 0) {
+			rc = path_step(req, end, &k, &cand, &path_lb, err);
+			if (rc)
+				goto done;
+		}
+	}
 	if (k.best.have && k.best.res.cost > k.target) {
 		struct remat_error e;
 		int kept = 0, prc;
@@ -631,7 +713,7 @@ report:
 			 remat_now() - t0, k.best.res.cost <= k.floor_cost * (1 + 1e-8) ?
 			 "optimal: its cost is that" : "within the gap", exact ?
 			 "an exhaustive search of every schedule" : bound_name(cut_lb,
-			 win_lb, ds_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
+			 win_lb, ds_lb, path_lb, remat_i_least_cost(req->graph)), st.windows > 0 ? " (after LNS)" : "");
 	else if (req->report && (st.windows > 0 || st.swaps > 0 || st.replay_evals > 0)) {
 		/* Where the order search left the cost, then where the windows did. */
 		double mid = st.replay_cost < st.start_cost ? st.replay_cost : st.start_cost;
@@ -655,7 +737,7 @@ report:
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: %scheckmate's MILP proved the plan optimal in its order (the order of "
 			 "its first computations); in every order the bound is %s", seeds,
-			 bound_name(cut_lb, win_lb, ds_lb, remat_i_least_cost(req->graph)));
+			 bound_name(cut_lb, win_lb, ds_lb, path_lb, remat_i_least_cost(req->graph)));
 	} else if (req->report && reruns > 0 && k.best.have) {
 		snprintf(req->report->note, sizeof(req->report->note),
 			 "auto: nothing fitted until seed %llu",

@@ -11,6 +11,9 @@
 #include "testutil.h"
 #include "exhaustive.h"
 #include "randdag.h"
+#include "plan/path_model.h"
+#include "plan/path_pass.h"
+#include "solver/milp.h"
 
 /*
  * A two-layer training chain.  in (input, 1 byte) -> f1 (2 bytes, cost 3)
@@ -632,6 +635,128 @@ static void test_path_never_above_optimum(void **state)
 	assert_true(infeasible > 0);
 }
 
+/*
+ * The path pass (plan/path_pass.h) and the point of a schedule in the
+ * path model (remat_i_path_point), against exhaustive search on the
+ * one-path graphs of test_path_never_above_optimum:
+ * - every schedule a planner returns within the budget is a point of the
+ *   model (every row holds) costing no more than it: the reason the
+ *   model's optimum bounds every schedule;
+ * - a schedule the pass returns fits and costs no less than the
+ *   optimum; its bound is no higher than the optimum; and when CBC
+ *   proved its point optimal and the point's order fitted as it was,
+ *   the schedule is the optimum (bound <= optimum <= cost = bound).
+ * By hand: hand_chain3 at 6 B, the pass finds its optimum, 30.
+ */
+static struct remat_sim_result sim_of(const struct remat_graph *g,
+				      const struct remat_schedule *s, int64_t b)
+{
+	struct remat_sim_result r;
+	struct remat_error err;
+
+	assert_int_equal(remat_simulate(g, s, b, NULL, &r, &err), REMAT_OK);
+	return r;
+}
+
+static void test_path_pass(void **state)
+{
+	static const char *const planners[] = { "twremat", "dtr", "chen", "greedy" };
+	uint64_t st = 5151;
+	int trial, runs = 0, points = 0, found = 0, proven = 0;
+	struct remat_plan_request req;
+	struct remat_i_path_result pr;
+	struct remat_schedule out;
+	struct remat_error err;
+	struct remat_graph *g;
+
+	(void)state;
+	remat_schedule_init(&out);
+	memset(&req, 0, sizeof(req));
+	g = tu_graph(hand_chain3);
+	req.graph = g;
+	req.budget = 6;
+	assert_int_equal(remat_i_path_pass(&req, NULL, 0, &out, &pr, &err), REMAT_OK);
+	assert_true(pr.tried && pr.found && pr.optimal);
+	assert_true(sim_of(g, &out, 6).feasible);
+	assert_true(fabs(sim_of(g, &out, 6).cost - 30) < 1e-9);
+	remat_graph_free(g);
+	for (trial = 0; trial < 240; trial += 3) {
+		char *json = random_mix(&st, trial);
+		int64_t lo, hi, b;
+
+		g = tu_graph(json);
+		lo = tu_least_peak(g);
+		hi = g->no_remat_peak;
+		if (trial % 2)
+			micro_costs(g);
+		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
+			double ex = exhaustive_min_cost(g, b), floor = tu_least_cost(g);
+			enum remat_i_path_state ps;
+			struct remat_i_path p;
+			size_t k;
+
+			if (ex < 0)
+				continue;
+			runs++;
+			assert_int_equal(remat_i_path_build(&p, g, b, &ps, NULL, &err), REMAT_OK);
+			assert_int_equal(ps, REMAT_I_PATH_BUILT);
+			req.graph = g;
+			req.budget = b;
+			for (k = 0; k < sizeof(planners) / sizeof(planners[0]); k++) {
+				struct tu_plan t = { .planner = planners[k], .flags = TU_ANY_STATUS };
+				double *x = malloc(sizeof(double) * ((size_t)p.m.ncols + 1));
+
+				assert_non_null(x);
+				if (tu_plan_run(g, b, &t) == REMAT_OK) {
+					points++;
+					assert_int_equal(remat_i_path_point(&p, &t.s, x, &err), REMAT_OK);
+					double exc;
+					int64_t bad = remat_i_milp_check(&p.m, x, 1e-9, &exc);
+
+					if (bad != -1)
+						fail_msg("trial %d budget %lld: %s's schedule is no point "
+							 "of the model (row or column %lld, by %g)", trial,
+							 (long long)b, planners[k], (long long)bad, exc);
+					if (floor + remat_i_milp_value(&p.m, x) * p.unit >
+					    t.res.cost * (1 + 1e-9) + 1e-12)
+						fail_msg("trial %d budget %lld: %s's point costs more than "
+							 "its schedule", trial, (long long)b, planners[k]);
+					/* The pass from that start. */
+					assert_int_equal(remat_i_path_pass(&req, &t.s, 0, &out, &pr, &err),
+							 REMAT_OK);
+					assert_true(pr.tried);
+					assert_true(pr.bound <= ex * (1 + 1e-9));
+					if (pr.found) {
+						struct remat_sim_result r = sim_of(g, &out, b);
+
+						found++;
+						assert_true(r.feasible);
+						assert_true(r.cost >= ex * (1 - 1e-9));
+						if (pr.optimal && r.cost <= pr.model_cost * (1 + 1e-9)) {
+							proven++;
+							if (fabs(r.cost - ex) > 1e-9 * ex + 1e-12)
+								fail_msg("trial %d budget %lld: the pass's proven "
+									 "schedule costs %g, the optimum %g", trial,
+									 (long long)b, r.cost, ex);
+						}
+					}
+				}
+				free(x);
+				tu_plan_release(&t);
+			}
+			remat_i_path_release(&p);
+		}
+		remat_graph_free(g);
+		free(json);
+	}
+	remat_schedule_release(&out);
+	print_message("path pass: %d runs, %d planners' schedules mapped, %d found, %d proven "
+		      "optimal\n", runs, points, found, proven);
+	assert_true(points > 100);
+	assert_true(found > points / 2);
+	assert_true(proven > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +770,7 @@ int main(void)
 		cmocka_unit_test(test_auto_takes_downset),
 		cmocka_unit_test(test_path_by_hand),
 		cmocka_unit_test(test_path_never_above_optimum),
+		cmocka_unit_test(test_path_pass),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,39 @@
+/*
+ * path_pass.h - planning with the path bound's model (path_model.h) on a
+ * graph whose needed nodes lie on one path (internal).
+ *
+ * The model's optimum bounds every schedule; its best point, each
+ * stage's recomputations placed before the stage's first computation,
+ * is a compute order that often fits the budget as it is (the memory the
+ * model leaves out, that of the recomputations inside a stage, is then
+ * below the budget).  When it fits and CBC proved the point optimal, the
+ * schedule is optimal in every order.
+ */
+#ifndef REMAT_PLAN_PATH_PASS_H
+#define REMAT_PLAN_PATH_PASS_H
+
+#include "remat/planner.h"
+
+struct remat_i_path_result {
+	int tried;        /* the model was built and solved */
+	int found;        /* out holds a schedule within the budget */
+	int optimal;      /* CBC proved its point optimal in the model */
+	double bound;     /* a lower bound on every schedule's cost (NaN: none) */
+	double model_cost;/* the cost of the model's best point (NaN: none) */
+	double seconds;   /* the solve's time */
+};
+
+/*
+ * Solve the model of req's graph at req's budget until deadline (never
+ * past req's), starting from start's point when start (may be NULL) is a
+ * schedule in the path's order, and write the order of its best point to
+ * out when the simulator accepts it within the budget (res->found; out
+ * then has compute steps only).  Nothing is tried (res->tried 0) on a
+ * graph with more than one order or too large a model.  REMAT_OK,
+ * REMAT_ENOMEM, or the solver's failure.
+ */
+int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_schedule *start,
+		      double deadline, struct remat_schedule *out,
+		      struct remat_i_path_result *res, struct remat_error *err);
+
+#endif
