@@ -17,7 +17,7 @@
 struct remat_i_path_result {
 	int tried;        /* the model was built and solved */
 	int found;        /* out holds a schedule within the budget */
-	int optimal;      /* CBC proved its point optimal in the model */
+	int optimal;      /* found, and its point is the model's proven optimum */
 	double bound;     /* a lower bound on every schedule's cost (NaN: none) */
 	double model_cost;/* the cost of the model's best point (NaN: none) */
 	double seconds;   /* the solve's time */
