@@ -275,18 +275,20 @@ static int path_probe(struct remat_i_path *p, const struct remat_graph *g,
 		if (p->pos[v] >= 0 && g->recompute[v])
 			cols += p->last[v] - p->pos[v]; /* R */
 	}
+	p->cols = (int64_t)cols;
 	*state = cols > PATH_MAX_COLS ? REMAT_I_PATH_TOO_LARGE : REMAT_I_PATH_BUILT;
 	return REMAT_OK;
 }
 
-int remat_i_path_fits(const struct remat_graph *g, struct remat_error *err)
+int remat_i_path_fits(const struct remat_graph *g, int64_t max_cols, struct remat_error *err)
 {
 	struct remat_i_path p;
 	enum remat_i_path_state state;
 	int rc = path_probe(&p, g, &state, NULL, err);
+	int64_t cols = p.cols;
 
 	remat_i_path_release(&p);
-	return rc ? -1 : state == REMAT_I_PATH_BUILT;
+	return rc ? -1 : state == REMAT_I_PATH_BUILT && cols <= max_cols;
 }
 
 int remat_i_path_build(struct remat_i_path *p, const struct remat_graph *g, int64_t budget,

@@ -24,6 +24,7 @@ struct remat_i_path {
 	int32_t *sigma, *pos, *last; /* pos: -1 an input, -2 not needed */
 	int32_t *scol, *rcol;        /* S[t,v] = scol[v] + t - s0(v); R likewise */
 	double unit;                 /* the model's cost unit (remat_i_cost_unit) */
+	int64_t cols;                /* its columns (known before it is built) */
 	struct remat_i_milp m;
 };
 
@@ -43,8 +44,11 @@ enum remat_i_path_state {
 int remat_i_path_build(struct remat_i_path *p, const struct remat_graph *g, int64_t budget,
 		       enum remat_i_path_state *state, int32_t *fork, struct remat_error *err);
 void remat_i_path_release(struct remat_i_path *p);
-/* 1: g's model would be built (one order, not too large); 0: not; -1: out of memory. */
-int remat_i_path_fits(const struct remat_graph *g, struct remat_error *err);
+/*
+ * 1: g's model would be built (one order, not too large) with at most
+ * max_cols columns; 0: not; -1: out of memory.
+ */
+int remat_i_path_fits(const struct remat_graph *g, int64_t max_cols, struct remat_error *err);
 
 /*
  * The point of a valid schedule s (its compute steps; each value taken
