@@ -7,10 +7,12 @@
 
 The gap is measured against the best bound that holds in every node
 order: the cut, window, down-set and path bounds and the least cost (each
-needed node once), from `info`, and auto's own `lower_bound` (which holds
-in every order: the bounds it proved in its run).  The LP bound may hold
-only in one order (Checkmate's model); where it is higher, the last
-column says so.
+needed node once), from `info`, and auto's own `lower_bound`: since
+2026-11-29 (f78d8b0) it holds in every order (the bounds auto proved in
+its run; on a graph on one path, the path bound's MILP), and RAW lines
+written since say so ("auto_lower_bound": "any order").  Before, it
+could be a MILP's bound in one order, as the LP bound is (Checkmate's
+model); where one of those is higher, the last column says so.
 """
 import json
 import os
@@ -19,7 +21,7 @@ import sys
 ANY_ORDER = ("cut", "window", "downset", "path")
 
 
-def row(graph, budget, p, i):
+def row(graph, budget, p, i, auto_any_order=True):
     name = os.path.basename(graph).replace(".json", "")
     base = p.get("baseline_cost") or i.get("baseline_cost")
     layered = "layered" in name
@@ -35,10 +37,12 @@ def row(graph, budget, p, i):
     # auto's own lower_bound holds in every order too (the bounds it
     # proved in its run: on a graph on one path, the path bound's MILP).
     best, _, which = max(bounds)
-    if p.get("lower_bound") is not None and p["lower_bound"] > best + 5e-5 * base:
-        best, which = p["lower_bound"], "auto's run"
+    auto = p.get("lower_bound")
+    if auto_any_order and auto is not None and auto > best + 5e-5 * base:
+        best, which = auto, "auto's run"
     note = ""
-    one_order = [(v, k) for v, k in ((i.get("lp_lower_bound"), "the LP"),)
+    one_order = [(v, k) for v, k in ((i.get("lp_lower_bound"), "the LP"),
+                                     (None if auto_any_order else auto, "auto's MILP"))
                  if v is not None and v > best + 5e-5 * base]
     if one_order:
         v, k = max(one_order)
@@ -71,7 +75,8 @@ if __name__ == "__main__":
         print("| --- | ---: | ---: | ---: | --- | ---: | --- |")
         for line in open(sys.argv[2]):
             d = json.loads(line)
-            r, ok = row(d["graph"], d["budget"], d["plan"], d["info"])
+            r, ok = row(d["graph"], d["budget"], d["plan"], d["info"],
+                        d.get("auto_lower_bound") == "any order")
             print(r)
             n += 1
             outside += not ok
@@ -81,7 +86,8 @@ if __name__ == "__main__":
         p, i = load(pf), load(inf)
         if os.environ.get("RAW"):
             with open(os.environ["RAW"], "a") as f:
-                f.write(json.dumps({"graph": g, "budget": b, "plan": p, "info": i}) + "\n")
+                f.write(json.dumps({"graph": g, "budget": b, "plan": p, "info": i,
+                                    "auto_lower_bound": "any order"}) + "\n")
         print(row(g, b, p, i)[0])
     else:
         sys.exit("usage: hard_end.py table RAW.jsonl | hard_end.py GRAPH BUDGET PLAN INFO")

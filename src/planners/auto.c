@@ -493,6 +493,25 @@ static int path_step(const struct remat_plan_request *req, double end, struct au
 	return REMAT_OK;
 }
 
+/*
+ * The outcome prc (error e) of an improving step: a usage error ends
+ * auto (returned, in *err); another failure is kept as the first one, to
+ * be reported only if nothing fits; then REMAT_OK.
+ */
+static int step_failed(int prc, const struct remat_error *e, int *first_failure,
+		       struct remat_error *failure, struct remat_error *err)
+{
+	if (prc == REMAT_EUSAGE) {
+		*err = *e;
+		return prc;
+	}
+	if (prc != REMAT_OK && *first_failure == REMAT_OK) {
+		*first_failure = prc;
+		*failure = *e;
+	}
+	return REMAT_OK;
+}
+
 static int auto_plan(const struct remat_plan_request *req,
 		     struct remat_schedule *out, struct remat_error *err)
 {
@@ -649,15 +668,9 @@ static int auto_plan(const struct remat_plan_request *req,
 		if (path)
 			prc = polish_lns(req, remat_now() + AUTO_PATH_LNS_SHARE * (end - remat_now()),
 					 &o, &k, &cand, &st, &e);
-		if (prc == REMAT_EUSAGE) {
-			*err = e;
-			rc = prc;
+		rc = step_failed(prc, &e, &first_failure, &failure, err);
+		if (rc)
 			goto done;
-		}
-		if (prc != REMAT_OK && first_failure == REMAT_OK) {
-			first_failure = prc;
-			failure = e;
-		}
 		if (path && k.best.res.cost > k.target && end - remat_now() > 0) {
 			rc = path_step(req, end, &k, &cand, &path_lb, err);
 			if (rc)
@@ -693,15 +706,9 @@ static int auto_plan(const struct remat_plan_request *req,
 		}
 		if (prc == REMAT_OK && !proven && k.best.res.cost > k.target)
 			prc = polish_lns(req, end, &o, &k, &cand, &st, &e);
-		if (prc == REMAT_EUSAGE) {
-			*err = e;
-			rc = prc;
+		rc = step_failed(prc, &e, &first_failure, &failure, err);
+		if (rc)
 			goto done;
-		}
-		if (prc != REMAT_OK && first_failure == REMAT_OK) {
-			first_failure = prc;
-			failure = e;
-		}
 		/*
 		 * The MILP's bound holds for schedules in its model (the order
 		 * of the schedule it started from), not for auto's other orders:
