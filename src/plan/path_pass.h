@@ -16,8 +16,11 @@
 
 struct remat_i_path_result {
 	int tried;        /* the model was built and solved */
-	int found;        /* out holds a schedule within the budget */
-	int optimal;      /* found, and its point is the model's proven optimum */
+	int found;        /* out holds a schedule within the budget, from a point
+			     cheaper than start's (with a start) */
+	int optimal;      /* found, and its point is the model's proven optimum:
+			     the schedule is optimal in every order when it
+			     costs model_cost (the replay may have added some) */
 	double bound;     /* a lower bound on every schedule's cost (NaN: none) */
 	double model_cost;/* the cost of the model's best point (NaN: none) */
 	double seconds;   /* the solve's time */

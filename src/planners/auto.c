@@ -85,8 +85,9 @@
 #define AUTO_PATH_LNS_SHARE 0.1
 #define AUTO_PATH_SHARE 0.9
 /*
- * The largest path model auto solves (columns): mobilenet-train's has
- * 34,410 (+2.58% -> +2.46% at 40%), a 100-layer training chain's 40,804;
+ * The largest path model auto solves (columns): the published
+ * mobilenet-train's (shared/benchmarks) has 34,410 (+2.58% -> +2.46% at
+ * 40%), `remat gen chain 100`'s 40,804;
  * far larger, CBC does little in a plan's time, which LNS would use.
  */
 #define AUTO_PATH_MAX_COLS 60000
@@ -477,7 +478,7 @@ static int path_step(const struct remat_plan_request *req, double end, struct au
 		return rc;
 	}
 	if (rc)
-		return REMAT_OK; /* the solver failed: plan on without it */
+		return REMAT_OK; /* the solver failed: auto has a schedule, plan on */
 	if (res.found) {
 		REMAT_TRY(remat_i_best_offer(&k->best, "path", req->graph, req->budget, cand, NULL,
 					     &kept, err));

@@ -637,8 +637,12 @@ static void test_path_never_above_optimum(void **state)
 
 /*
  * The path pass (plan/path_pass.h) and the point of a schedule in the
- * path model (remat_i_path_point), against exhaustive search on the
- * one-path graphs of test_path_never_above_optimum:
+ * path model (remat_i_path_point), against exhaustive search on random
+ * graphs on one path (tu_random_any_dag_json, as in
+ * test_path_never_above_optimum: each node reads the one before, with
+ * other inputs, workspaces, "recompute": false; half with costs about
+ * 1e-6), from one byte below the least peak (nothing fits: the pass must
+ * return nothing) to the no-remat peak:
  * - every schedule a planner returns within the budget is a point of the
  *   model (every row holds) costing no more than it: the reason the
  *   model's optimum bounds every schedule;
@@ -703,6 +707,7 @@ static void test_path_pass(void **state)
 	static const char *const planners[] = { "twremat", "dtr", "chen", "greedy" };
 	uint64_t st = 5151;
 	int trial, runs = 0, points = 0, found = 0, proven = 0, improved = 0, improved_proven = 0;
+	int nofit = 0;
 	struct remat_plan_request req;
 	struct remat_i_path_result pr;
 	struct remat_schedule out;
@@ -730,12 +735,23 @@ static void test_path_pass(void **state)
 		hi = g->no_remat_peak;
 		if (trial % 2)
 			micro_costs(g);
-		for (b = lo; b <= hi; b += (hi - lo) / 6 + 1) {
+		for (b = lo > 0 ? lo - 1 : lo; b <= hi; b += (hi - lo) / 6 + 1) {
 			double ex = exhaustive_min_cost(g, b), floor = tu_least_cost(g);
 			enum remat_i_path_state ps;
 			struct remat_i_path p;
 			size_t k;
 
+			if (ex == -1) {
+				/* Nothing fits: the pass returns nothing. */
+				memset(&req, 0, sizeof(req));
+				req.graph = g;
+				req.budget = b;
+				assert_int_equal(remat_i_path_pass(&req, NULL, 0, &out, &pr, &err),
+						 REMAT_OK);
+				assert_false(pr.found);
+				nofit++;
+				continue;
+			}
 			if (ex < 0)
 				continue;
 			runs++;
@@ -771,13 +787,15 @@ static void test_path_pass(void **state)
 		remat_graph_free(g);
 		free(json);
 	}
+	remat_schedule_release(&out);
 	print_message("path pass: %d runs, %d found (%d proven optimal); %d planners' schedules "
-		      "mapped, %d improved from them (%d proven)\n", runs, found, proven, points,
-		      improved, improved_proven);
+		      "mapped, %d improved from them (%d proven); %d budgets where nothing fits\n",
+		      runs, found, proven, points, improved, improved_proven, nofit);
 	assert_true(points > 100);
 	assert_true(found > runs / 2);
 	assert_true(proven > runs / 3);
 	assert_true(improved > 0);
+	assert_true(nofit > 0);
 }
 
 int main(void)
