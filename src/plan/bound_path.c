@@ -268,6 +268,9 @@ static int path_probe(struct remat_i_path *p, const struct remat_graph *g,
 	if (fk >= 0)
 		return REMAT_OK; /* more than one order */
 	p->unit = remat_i_cost_unit(g);
+	p->floor = remat_i_least_cost(g);
+	if (p->floor < 0)
+		return path_oom(err);
 	for (v = 0; v < g->n; v++) {
 		if (p->pos[v] == -2 || p->last[v] < s0(p, v))
 			continue;
@@ -401,24 +404,41 @@ int remat_i_path_order(const struct remat_i_path *p, const double *x,
 	return REMAT_OK;
 }
 
+int remat_i_path_solve(const struct remat_i_path *p, double deadline,
+		       const volatile sig_atomic_t *stop, const double *start,
+		       struct remat_i_milp_result *mr, double *bound, struct remat_error *err)
+{
+	struct remat_i_milp_opts opts;
+	double val;
+	int rc;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.deadline = deadline;
+	opts.hard = deadline;
+	opts.stop = stop;
+	opts.no_preprocess = 1;
+	opts.start = start;
+	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &p->m, &opts, mr, err);
+	/* A solver that fails, or says nothing fits, proves no more than the floor. */
+	val = rc || mr->status == REMAT_I_MILP_INFEASIBLE ? 0 :
+		mr->status == REMAT_I_MILP_OPTIMAL ? mr->obj : mr->bound;
+	*bound = p->floor + remat_i_milp_proven(val) * p->unit;
+	return rc;
+}
+
 int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_seconds,
 		     double *bound, enum remat_bound_status *status, int32_t *fork,
 		     struct remat_error *err)
 {
-	struct remat_i_milp_opts opts;
 	struct remat_i_milp_result mr;
 	struct remat_i_path p;
 	enum remat_i_path_state state;
-	double floor, val;
 	int rc;
 
 	*bound = NAN;
 	*status = REMAT_BOUND_NOT_TRIED;
 	if (fork)
 		*fork = -1;
-	floor = remat_i_least_cost(g);
-	if (floor < 0)
-		return path_oom(err);
 	if (remat_i_outputs_bytes(g) > budget) {
 		*status = REMAT_BOUND_INFEASIBLE;
 		return REMAT_OK;
@@ -431,19 +451,13 @@ int remat_bound_path(const struct remat_graph *g, int64_t budget, double max_sec
 		*status = REMAT_BOUND_INFEASIBLE;
 		goto out;
 	}
-	memset(&opts, 0, sizeof(opts));
-	opts.deadline = remat_now() + (max_seconds > 0 ? max_seconds : PATH_SECONDS);
-	opts.hard = opts.deadline;
-	opts.no_preprocess = 1;
-	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &p.m, &opts, &mr, err);
+	rc = remat_i_path_solve(&p, remat_now() + (max_seconds > 0 ? max_seconds : PATH_SECONDS),
+				NULL, NULL, &mr, bound, err);
 	if (rc == REMAT_ENOMEM)
 		goto out;
-	/* A solver that fails, or says nothing fits, proves no more than the floor. */
-	val = rc || mr.status == REMAT_I_MILP_INFEASIBLE ? 0 :
-		mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
+	/* A solver that fails proves no more than the floor (*bound says so). */
 	rc = REMAT_OK;
 	*status = REMAT_BOUND_OK;
-	*bound = floor + remat_i_milp_proven(val) * p.unit;
 out:
 	remat_i_milp_result_release(&mr);
 	remat_i_path_release(&p);

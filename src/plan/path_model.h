@@ -14,6 +14,8 @@
 #ifndef REMAT_PLAN_PATH_MODEL_H
 #define REMAT_PLAN_PATH_MODEL_H
 
+#include <signal.h>
+
 #include "remat/graph.h"
 #include "remat/schedule.h"
 #include "solver/milp.h"
@@ -24,6 +26,7 @@ struct remat_i_path {
 	int32_t *sigma, *pos, *last; /* pos: -1 an input, -2 not needed */
 	int32_t *scol, *rcol;        /* S[t,v] = scol[v] + t - s0(v); R likewise */
 	double unit;                 /* the model's cost unit (remat_i_cost_unit) */
+	double floor;                /* the least cost (remat_i_least_cost) */
 	int64_t cols;                /* its columns (known before it is built) */
 	struct remat_i_milp m;
 };
@@ -49,6 +52,16 @@ void remat_i_path_release(struct remat_i_path *p);
  * max_cols columns; 0: not; -1: out of memory.
  */
 int remat_i_path_fits(const struct remat_graph *g, int64_t max_cols, struct remat_error *err);
+
+/*
+ * Solve the built model with CBC (without its preprocessing) until
+ * deadline or *stop (may be NULL), from start (a point, may be NULL),
+ * into mr; *bound: what it proves of every schedule's cost (the least
+ * cost where the solver failed or found nothing).  The solver's return.
+ */
+int remat_i_path_solve(const struct remat_i_path *p, double deadline,
+		       const volatile sig_atomic_t *stop, const double *start,
+		       struct remat_i_milp_result *mr, double *bound, struct remat_error *err);
 
 /*
  * The point of a valid schedule s (its compute steps; each value taken

@@ -24,7 +24,6 @@
 #include <string.h>
 
 #include "remat/sim.h"
-#include "analysis/needed.h"
 #include "plan/evict_replay.h"
 #include "plan/path_model.h"
 #include "plan/path_pass.h"
@@ -79,13 +78,12 @@ int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_s
 		      struct remat_i_path_result *res, struct remat_error *err)
 {
 	const struct remat_graph *g = req->graph;
-	struct remat_i_milp_opts opts;
 	struct remat_i_milp_result mr;
 	struct remat_i_path p;
 	enum remat_i_path_state state;
 	struct remat_schedule cand;
 	struct remat_error e;
-	double *x = NULL, floor_cost, val, xval = HUGE_VAL, t0 = remat_now();
+	double *x = NULL, bound, xval = HUGE_VAL, t0 = remat_now();
 	int rc, ok, found = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -93,9 +91,6 @@ int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_s
 	remat_schedule_clear(out);
 	remat_i_milp_result_init(&mr);
 	remat_schedule_init(&cand);
-	floor_cost = remat_i_least_cost(g);
-	if (floor_cost < 0)
-		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the path pass");
 	if (req->deadline > 0 && (deadline <= 0 || deadline > req->deadline))
 		deadline = req->deadline;
 	rc = remat_i_path_build(&p, g, req->budget, &state, NULL, err);
@@ -111,19 +106,12 @@ int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_s
 	if (start && remat_i_path_point(&p, start, x, &e) == REMAT_OK &&
 	    remat_i_milp_check(&p.m, x, 1e-9, NULL) == -1)
 		xval = remat_i_milp_value(&p.m, x);
-	memset(&opts, 0, sizeof(opts));
-	opts.deadline = deadline;
-	opts.hard = deadline;
-	opts.stop = req->stop;
-	opts.no_preprocess = 1;
-	opts.start = isfinite(xval) ? x : NULL;
-	rc = remat_i_milp_solve(REMAT_I_MILP_CBC, &p.m, &opts, &mr, err);
+	rc = remat_i_path_solve(&p, deadline, req->stop, isfinite(xval) ? x : NULL, &mr, &bound,
+				err);
 	if (rc)
 		goto out;
 	res->tried = 1;
-	val = mr.status == REMAT_I_MILP_INFEASIBLE ? 0 :
-		mr.status == REMAT_I_MILP_OPTIMAL ? mr.obj : mr.bound;
-	res->bound = floor_cost + remat_i_milp_proven(val) * p.unit;
+	res->bound = bound;
 	if (mr.x && (mr.status == REMAT_I_MILP_OPTIMAL || mr.status == REMAT_I_MILP_FEASIBLE) &&
 	    mr.obj < xval - 1e-6) {
 		rc = realise(req, &p, mr.x, &cand, &ok, err);
@@ -136,7 +124,7 @@ int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_s
 		}
 	}
 	if (found)
-		res->model_cost = floor_cost + xval * p.unit;
+		res->model_cost = p.floor + xval * p.unit;
 	/* The schedule's point is the model's proven optimum. */
 	res->optimal = found && mr.status == REMAT_I_MILP_OPTIMAL && xval <= mr.obj + 1e-6;
 	res->found = found;

@@ -11,6 +11,7 @@
 #include "testutil.h"
 #include "exhaustive.h"
 #include "randdag.h"
+#include "analysis/needed.h"
 #include "plan/path_model.h"
 #include "plan/path_pass.h"
 #include "solver/milp.h"
@@ -557,17 +558,6 @@ static void test_path_by_hand(void **state)
  * before), never below the cut bound (its model holds every cut), and
  * above it often enough to mean something.
  */
-static double least_positive_cost(const struct remat_graph *g)
-{
-	double u = INFINITY;
-	int32_t v;
-
-	for (v = 0; v < g->n; v++)
-		if (g->cost[v] > 0 && g->cost[v] < u)
-			u = g->cost[v];
-	return isfinite(u) ? u : 1;
-}
-
 static void test_path_never_above_optimum(void **state)
 {
 	uint64_t st = 5151;
@@ -614,7 +604,7 @@ static void test_path_never_above_optimum(void **state)
 			assert_int_equal(remat_bound_cut(g, b, 0, &cb, &cs, &at, &err), REMAT_OK);
 			/* (Less the MILP's margin: 2e-5 of the least positive cost, 1e-6.) */
 			if (cs == REMAT_BOUND_OK && ex >= 0 &&
-			    pb < cb * (1 - 1e-5) - 1e-4 * least_positive_cost(g))
+			    pb < cb * (1 - 1e-5) - 1e-4 * remat_i_cost_unit(g))
 				fail_msg("trial %d budget %lld: path bound %g below the cut bound %g",
 					 trial, (long long)b, pb, cb);
 			if (cs == REMAT_BOUND_OK && pb > cb * (1 + 1e-6))
