@@ -28,6 +28,11 @@
  * read v (an output: T; else the latest first computation of a user, or
  * the last(u) of a user u that may be recomputed).
  *
+ * The pass that plans with the model (path_pass.c) may tighten stages
+ * (remat_i_path_tighten) so that a point's order fits: rows that hold
+ * for the points whose order fits, not for every schedule, so a model
+ * with a tightened stage is never taken as a bound.
+ *
  * CBC solves it without its preprocessing (as the window bound's MILPs:
  * it has proven wrong optima on models with many fixed columns), costs in
  * units of the least positive cost; its proven bound at the deadline,
@@ -230,9 +235,132 @@ static int path_model(struct remat_i_path *p, int64_t budget, double unit, int *
 	return REMAT_OK;
 }
 
+/* S[t,v]'s column, -1 the constant 1, -2 the constant 0 (no column there). */
+static int32_t s_at(const struct remat_i_path *p, int32_t t, int32_t v)
+{
+	return p->scol[v] < 0 || t < s0(p, v) || t > p->last[v] ? -2 : S(p, t, v);
+}
+
+/* R[t,v]'s column, or -1 where there is none. */
+static int32_t r_at(const struct remat_i_path *p, int32_t t, int32_t v)
+{
+	return t <= p->pos[v] || t > p->last[v] ? -1 : R(p, t, v);
+}
+
+static double x_at(const double *x, int32_t c)
+{
+	return c == -1 ? 1 : c < 0 ? 0 : x[c];
+}
+
+/* Z >= the column c (or its constant), or Z >= S[t-1,w] + R - 1 (sp, r). */
+static int z_row(struct remat_i_milp *m, int32_t z, int32_t c, int32_t sp, int32_t r,
+		 struct remat_error *err)
+{
+	double lo = 0;
+
+	remat_i_milp_row_begin(m);
+	REMAT_TRY(remat_i_milp_row_add(m, z, 1, err));
+	if (r >= 0) {
+		REMAT_TRY(remat_i_milp_row_add(m, r, -1, err));
+		c = sp;
+		lo = -1;
+	}
+	if (c == -1)
+		lo += 1;
+	else if (c >= 0)
+		REMAT_TRY(remat_i_milp_row_add(m, c, -1, err));
+	return remat_i_milp_row_end(m, lo, HUGE_VAL, err);
+}
+
+int remat_i_path_tighten(struct remat_i_path *p, int32_t t, struct remat_error *err)
+{
+	const struct remat_graph *g = p->g;
+	struct remat_i_milp *m = &p->m;
+	int32_t x = t < p->T ? p->sigma[t] : -1, w, v, k, first = m->ncols, c;
+	double scale = p->budget > 0 ? 100.0 / (double)p->budget : 1, room = (double)p->budget;
+
+	if (t < 0 || t > p->T || p->tight[t])
+		return REMAT_OK;
+	if (p->zcol0 < 0)
+		p->zcol0 = m->ncols;
+	for (w = 0; w < g->n; w++) {
+		int32_t z, sp;
+
+		if (w == x || g->mem[w] == 0 ||
+		    (s_at(p, t, w) == -2 && r_at(p, t, w) < 0 && s_at(p, t - 1, w) == -2))
+			continue;
+		if (p->nz == p->zcap) {
+			int32_t cap = p->zcap ? 2 * p->zcap : 256;
+			int32_t *a = realloc(p->zt, sizeof(int32_t) * (size_t)cap);
+
+			if (a)
+				p->zt = a;
+			a = a ? realloc(p->zw, sizeof(int32_t) * (size_t)cap) : NULL;
+			if (!a)
+				return path_oom(err);
+			p->zw = a;
+			p->zcap = cap;
+		}
+		z = m->ncols;
+		REMAT_TRY(remat_i_milp_add_col(m, 0, 1, 0, 1, NULL, err));
+		p->zt[p->nz] = t;
+		p->zw[p->nz++] = w;
+		if ((c = s_at(p, t, w)) != -2)
+			REMAT_TRY(z_row(m, z, c, -2, -1, err));
+		if ((c = r_at(p, t, w)) >= 0)
+			REMAT_TRY(z_row(m, z, c, -2, -1, err));
+		if ((sp = s_at(p, t - 1, w)) == -2)
+			continue;
+		for (k = g->use_off[w]; k < g->use_off[w + 1]; k++)
+			if ((c = r_at(p, t, g->use_idx[k])) >= 0)
+				REMAT_TRY(z_row(m, z, -2, sp, c, err));
+	}
+	if (x >= 0)
+		room -= (double)g->mem[x] + (double)g->workspace[x];
+	remat_i_milp_row_begin(m);
+	for (c = first; c < m->ncols; c++)
+		REMAT_TRY(remat_i_milp_row_add(m, c, (double)g->mem[p->zw[p->nz - (m->ncols - c)]] *
+					       scale, err));
+	REMAT_TRY(remat_i_milp_row_end(m, -HUGE_VAL, room * scale, err));
+	/* A recomputation's workspace, beside all that. */
+	for (v = 0; v < g->n; v++) {
+		if (g->workspace[v] == 0 || (c = r_at(p, t, v)) < 0)
+			continue;
+		remat_i_milp_row_begin(m);
+		for (k = first; k < m->ncols; k++)
+			REMAT_TRY(remat_i_milp_row_add(m, k, (double)g->mem[p->zw[p->nz - (m->ncols - k)]] *
+						       scale, err));
+		REMAT_TRY(remat_i_milp_row_add(m, c, (double)g->workspace[v] * scale, err));
+		REMAT_TRY(remat_i_milp_row_end(m, -HUGE_VAL, (double)p->budget * scale, err));
+	}
+	p->tight[t] = 1;
+	return REMAT_OK;
+}
+
+void remat_i_path_extend(const struct remat_i_path *p, double *x)
+{
+	const struct remat_graph *g = p->g;
+	int32_t i, k, c;
+
+	for (i = 0; i < p->nz; i++) {
+		int32_t t = p->zt[i], w = p->zw[i];
+		double z = x_at(x, s_at(p, t, w)), sp = x_at(x, s_at(p, t - 1, w));
+
+		if ((c = r_at(p, t, w)) >= 0 && x[c] > z)
+			z = x[c];
+		for (k = g->use_off[w]; k < g->use_off[w + 1]; k++)
+			if ((c = r_at(p, t, g->use_idx[k])) >= 0 && sp + x[c] - 1 > z)
+				z = sp + x[c] - 1;
+		x[p->zcol0 + i] = z;
+	}
+}
+
 void remat_i_path_release(struct remat_i_path *p)
 {
 	remat_i_milp_release(&p->m);
+	free(p->tight);
+	free(p->zt);
+	free(p->zw);
 	free(p->sigma);
 	free(p->pos);
 	free(p->last);
@@ -260,7 +388,9 @@ static int path_probe(struct remat_i_path *p, const struct remat_graph *g,
 	p->last = malloc(sizeof(int32_t) * n);
 	p->scol = malloc(sizeof(int32_t) * n);
 	p->rcol = malloc(sizeof(int32_t) * n);
-	if (!p->sigma || !p->pos || !p->last || !p->scol || !p->rcol)
+	p->tight = calloc(n + 1, 1);
+	p->zcol0 = -1;
+	if (!p->sigma || !p->pos || !p->last || !p->scol || !p->rcol || !p->tight)
 		return path_oom(err);
 	REMAT_TRY(path_order(p, &fk, err));
 	if (fork)
@@ -300,6 +430,7 @@ int remat_i_path_build(struct remat_i_path *p, const struct remat_graph *g, int6
 	int never = 0;
 
 	REMAT_TRY(path_probe(p, g, state, fork, err));
+	p->budget = budget;
 	if (*state != REMAT_I_PATH_BUILT)
 		return REMAT_OK;
 	REMAT_TRY(path_model(p, budget, p->unit, &never, err));
@@ -383,6 +514,69 @@ out:
 	return rc;
 }
 
+/*
+ * Frees into compute order s (compute steps only): each instance freed
+ * after its last read, or at once when nothing reads it, as the
+ * compute-only semantics do, except that an output's earlier instances
+ * go too (the model counts them only while read; the semantics would
+ * hold an output from its first computation on).
+ */
+static int add_frees(const struct remat_graph *g, struct remat_schedule *s,
+		     struct remat_error *err)
+{
+	struct gone { int64_t at; int32_t node; } *fr = NULL; /* node freed after step at */
+	uint8_t *used = calloc((size_t)g->n + 1, 1);
+	struct remat_step *steps = NULL;
+	int64_t i, nf = 0, cap = s->n + 1, n = 0, k;
+	int32_t j, v;
+	int rc = REMAT_OK;
+
+	for (i = 0; i < s->n; i++)
+		cap += g->in_off[s->steps[i].node + 1] - g->in_off[s->steps[i].node];
+	fr = malloc(sizeof(*fr) * (size_t)cap);
+	steps = malloc(sizeof(*steps) * (size_t)(cap + s->n));
+	if (!used || !fr || !steps) {
+		rc = path_oom(err);
+		goto out;
+	}
+	for (v = 0; v < g->n; v++)
+		used[v] = g->is_output[v];
+	for (i = s->n - 1; i >= 0; i--) {
+		int32_t u = s->steps[i].node;
+
+		if (!used[u])
+			fr[nf++] = (struct gone){ i, u };
+		used[u] = 0;
+		for (j = g->in_off[u]; j < g->in_off[u + 1]; j++) {
+			v = g->in_idx[j];
+			if (!used[v]) {
+				fr[nf++] = (struct gone){ i, v };
+				used[v] = 1;
+			}
+		}
+	}
+	for (v = 0; v < g->n; v++)
+		if (g->kind[v] == REMAT_KIND_INPUT && !used[v])
+			steps[n++] = (struct remat_step){ REMAT_OP_FREE, v };
+	/* fr is in falling step order: walk it back. */
+	for (i = 0, k = nf - 1; i < s->n; i++) {
+		steps[n++] = s->steps[i];
+		for (; k >= 0 && fr[k].at == i; k--)
+			steps[n++] = (struct remat_step){ REMAT_OP_FREE, fr[k].node };
+	}
+	remat_schedule_clear(s);
+	rc = remat_schedule_reserve(s, n, err);
+	if (rc == REMAT_OK) {
+		memcpy(s->steps, steps, sizeof(*steps) * (size_t)n);
+		s->n = n;
+	}
+out:
+	free(used);
+	free(fr);
+	free(steps);
+	return rc;
+}
+
 int remat_i_path_order(const struct remat_i_path *p, const double *x,
 		       struct remat_schedule *out, struct remat_error *err)
 {
@@ -401,7 +595,7 @@ int remat_i_path_order(const struct remat_i_path *p, const double *x,
 		if (t < p->T)
 			REMAT_TRY(remat_schedule_push(out, REMAT_OP_COMPUTE, p->sigma[t], err));
 	}
-	return REMAT_OK;
+	return add_frees(g, out, err);
 }
 
 int remat_i_path_solve(const struct remat_i_path *p, double deadline,

@@ -29,6 +29,11 @@ struct remat_i_path {
 	double floor;                /* the least cost (remat_i_least_cost) */
 	int64_t cols;                /* its columns (known before it is built) */
 	struct remat_i_milp m;
+	/* Stages tightened (remat_i_path_tighten): Z[t,w], columns from zcol0. */
+	int64_t budget;
+	uint8_t *tight;              /* [T + 1] */
+	int32_t zcol0, nz, zcap;
+	int32_t *zt, *zw;
 };
 
 enum remat_i_path_state {
@@ -74,11 +79,27 @@ int remat_i_path_point(const struct remat_i_path *p, const struct remat_schedule
 		       double *x, struct remat_error *err);
 
 /*
- * The compute order of point x: each stage's recomputations in
- * topological order, then the moment's first computation (out: compute
- * steps only; its frees follow from the order).
+ * The schedule of point x: each stage's recomputations in topological
+ * order, then the moment's first computation, with each value instance
+ * freed after its last read (an output's earlier instances too, which
+ * the compute-only semantics would keep: the model does not count them).
  */
 int remat_i_path_order(const struct remat_i_path *p, const double *x,
 		       struct remat_schedule *out, struct remat_error *err);
+
+/*
+ * Tighten stage t (0..T) so that every point of the model then runs it,
+ * in remat_i_path_order's order, within the budget: Z[t,w] >= S[t,w],
+ * Z[t,w] >= R[t,w] and Z[t,w] >= S[t-1,w] + R[t,v] - 1 for each user v
+ * of w, and sum mem(w) Z[t,w] within what sigma_t leaves (and each
+ * recomputation's workspace).  Every value resident at some step of the
+ * stage has Z 1 there, so the row counts a superset of the stage's peak.
+ * The rows do not hold for every schedule: a model with a tightened
+ * stage plans, it no longer bounds.  Once per stage (again: no-op).
+ */
+int remat_i_path_tighten(struct remat_i_path *p, int32_t t, struct remat_error *err);
+
+/* Set the Z columns of point x (S and R set) to the least they may be. */
+void remat_i_path_extend(const struct remat_i_path *p, double *x);
 
 #endif

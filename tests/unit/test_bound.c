@@ -692,12 +692,48 @@ static void check_pass(const struct remat_graph *g, int64_t b, double ex,
 	remat_schedule_release(&out);
 }
 
+/*
+ * Every stage of p tightened (remat_i_path_tighten), the model's optimum
+ * is a point whose order fits the budget as it is (no replay), and costs
+ * no less than the exhaustive optimum ex.
+ */
+static void check_tightened(const struct remat_graph *g, int64_t b, double ex,
+			    struct remat_i_path *p, int trial, int *runs)
+{
+	struct remat_i_milp_opts opts;
+	struct remat_i_milp_result mr;
+	struct remat_schedule order;
+	struct remat_sim_result r;
+	struct remat_error err;
+	int32_t t;
+
+	for (t = 0; t <= p->T; t++)
+		assert_int_equal(remat_i_path_tighten(p, t, &err), REMAT_OK);
+	memset(&opts, 0, sizeof(opts));
+	opts.no_preprocess = 1;
+	remat_i_milp_result_init(&mr);
+	remat_schedule_init(&order);
+	assert_int_equal(remat_i_milp_solve(REMAT_I_MILP_CBC, &p->m, &opts, &mr, &err), REMAT_OK);
+	if (mr.status == REMAT_I_MILP_OPTIMAL) {
+		assert_int_equal(remat_i_path_order(p, mr.x, &order, &err), REMAT_OK);
+		r = sim_of(g, &order, b);
+		if (!r.feasible)
+			fail_msg("trial %d budget %lld: the tightened model's optimum runs at %lld",
+				 trial, (long long)b, (long long)r.peak_mem);
+		if (r.cost < ex * (1 - 1e-9) - 1e-12)
+			fail_msg("trial %d budget %lld: below the optimum", trial, (long long)b);
+		++*runs;
+	}
+	remat_schedule_release(&order);
+	remat_i_milp_result_release(&mr);
+}
+
 static void test_path_pass(void **state)
 {
 	static const char *const planners[] = { "twremat", "dtr", "chen", "greedy" };
 	uint64_t st = 5151;
 	int trial, runs = 0, points = 0, found = 0, proven = 0, improved = 0, improved_proven = 0;
-	int nofit = 0;
+	int nofit = 0, tight_runs = 0;
 	struct remat_plan_request req;
 	struct remat_i_path_result pr;
 	struct remat_schedule out;
@@ -772,6 +808,7 @@ static void test_path_pass(void **state)
 				free(x);
 				tu_plan_release(&t);
 			}
+			check_tightened(g, b, ex, &p, trial, &tight_runs);
 			remat_i_path_release(&p);
 		}
 		remat_graph_free(g);
@@ -779,13 +816,15 @@ static void test_path_pass(void **state)
 	}
 	remat_schedule_release(&out);
 	print_message("path pass: %d runs, %d found (%d proven optimal); %d planners' schedules "
-		      "mapped, %d improved from them (%d proven); %d budgets where nothing fits\n",
-		      runs, found, proven, points, improved, improved_proven, nofit);
+		      "mapped, %d improved from them (%d proven); %d budgets where nothing fits; "
+		      "%d tightened models' optima fit\n",
+		      runs, found, proven, points, improved, improved_proven, nofit, tight_runs);
 	assert_true(points > 100);
 	assert_true(found > runs / 2);
 	assert_true(proven > runs / 3);
 	assert_true(improved > 0);
 	assert_true(nofit > 0);
+	assert_true(tight_runs > runs / 2);
 }
 
 int main(void)
