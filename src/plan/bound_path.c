@@ -235,9 +235,11 @@ static int path_model(struct remat_i_path *p, int64_t budget, double unit, int *
 	return REMAT_OK;
 }
 
-/* S[t,v]'s column, -1 the constant 1, -2 the constant 0 (no column there). */
+/* S[t,v]'s column, -1 the constant 1 (v = sigma_t), -2 the constant 0. */
 static int32_t s_at(const struct remat_i_path *p, int32_t t, int32_t v)
 {
+	if (p->pos[v] >= 0 && t == p->pos[v])
+		return -1;
 	return p->scol[v] < 0 || t < s0(p, v) || t > p->last[v] ? -2 : S(p, t, v);
 }
 
@@ -534,7 +536,8 @@ static int add_frees(const struct remat_graph *g, struct remat_schedule *s,
 	for (i = 0; i < s->n; i++)
 		cap += g->in_off[s->steps[i].node + 1] - g->in_off[s->steps[i].node];
 	fr = malloc(sizeof(*fr) * (size_t)cap);
-	steps = malloc(sizeof(*steps) * (size_t)(cap + s->n));
+	/* The computes, their frees, and the frees of the inputs nothing reads. */
+	steps = malloc(sizeof(*steps) * (size_t)(cap + s->n + g->n));
 	if (!used || !fr || !steps) {
 		rc = path_oom(err);
 		goto out;

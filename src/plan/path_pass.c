@@ -103,7 +103,7 @@ static int tighten_over(const struct remat_plan_request *req, struct remat_i_pat
 	for (i = 0; rc == REMAT_OK && r.valid && i < order.n; i++) {
 		int32_t v = order.steps[i].node;
 
-		if (mem[i] > req->budget && !p->tight[t]) {
+		if (order.steps[i].op == REMAT_OP_COMPUTE && mem[i] > req->budget && !p->tight[t]) {
 			rc = remat_i_path_tighten(p, t, err);
 			++*n;
 		}

@@ -750,6 +750,27 @@ static void test_path_pass(void **state)
 	assert_true(pr.tried && pr.found && pr.optimal);
 	assert_true(sim_of(g, &out, 6).feasible);
 	assert_true(fabs(sim_of(g, &out, 6).cost - 30) < 1e-9);
+	remat_graph_free(g);
+	/*
+	 * More inputs nothing reads than the schedule has steps: each is freed
+	 * first (an outside review found the schedule's buffer too small for
+	 * them; AddressSanitizer caught the write past its end).
+	 */
+	g = tu_graph("{\"format\":\"remat-graph\",\"version\":1,\"nodes\":["
+		     "{\"id\":\"x\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"u1\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"u2\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"u3\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"u4\",\"kind\":\"input\",\"mem\":1},"
+		     "{\"id\":\"a\",\"mem\":1,\"cost\":1,\"inputs\":[\"x\"]}],"
+		     "\"outputs\":[\"a\"]}");
+	req.graph = g;
+	req.budget = 2;
+	assert_int_equal(remat_i_path_pass(&req, NULL, 0, &out, &pr, &err), REMAT_OK);
+	assert_true(pr.tried && pr.found && pr.optimal);
+	assert_int_equal(out.n, 6); /* four frees, a, the free of x */
+	assert_true(sim_of(g, &out, 2).feasible);
+	assert_true(fabs(sim_of(g, &out, 2).cost - 1) < 1e-9);
 	remat_schedule_release(&out);
 	remat_graph_free(g);
 	for (trial = 0; trial < 240; trial += 3) {
