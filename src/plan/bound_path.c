@@ -48,6 +48,7 @@
 #include "remat/planner.h"
 #include "analysis/needed.h"
 #include "plan/path_model.h"
+#include "sim/sim_internal.h"
 #include "solver/milp.h"
 
 /* The largest model tried (columns); beyond it the bound is not tried. */
@@ -516,89 +517,31 @@ out:
 	return rc;
 }
 
-/*
- * Frees into compute order s (compute steps only): each instance freed
- * after its last read, or at once when nothing reads it, as the
- * compute-only semantics do, except that an output's earlier instances
- * go too (the model counts them only while read; the semantics would
- * hold an output from its first computation on).
- */
-static int add_frees(const struct remat_graph *g, struct remat_schedule *s,
-		     struct remat_error *err)
-{
-	struct gone { int64_t at; int32_t node; } *fr = NULL; /* node freed after step at */
-	uint8_t *used = calloc((size_t)g->n + 1, 1);
-	struct remat_step *steps = NULL;
-	int64_t i, nf = 0, cap = s->n + 1, n = 0, k;
-	int32_t j, v;
-	int rc = REMAT_OK;
-
-	for (i = 0; i < s->n; i++)
-		cap += g->in_off[s->steps[i].node + 1] - g->in_off[s->steps[i].node];
-	fr = malloc(sizeof(*fr) * (size_t)cap);
-	/* The computes, their frees, and the frees of the inputs nothing reads. */
-	steps = malloc(sizeof(*steps) * (size_t)(cap + s->n + g->n));
-	if (!used || !fr || !steps) {
-		rc = path_oom(err);
-		goto out;
-	}
-	for (v = 0; v < g->n; v++)
-		used[v] = g->is_output[v];
-	for (i = s->n - 1; i >= 0; i--) {
-		int32_t u = s->steps[i].node;
-
-		if (!used[u])
-			fr[nf++] = (struct gone){ i, u };
-		used[u] = 0;
-		for (j = g->in_off[u]; j < g->in_off[u + 1]; j++) {
-			v = g->in_idx[j];
-			if (!used[v]) {
-				fr[nf++] = (struct gone){ i, v };
-				used[v] = 1;
-			}
-		}
-	}
-	for (v = 0; v < g->n; v++)
-		if (g->kind[v] == REMAT_KIND_INPUT && !used[v])
-			steps[n++] = (struct remat_step){ REMAT_OP_FREE, v };
-	/* fr is in falling step order: walk it back. */
-	for (i = 0, k = nf - 1; i < s->n; i++) {
-		steps[n++] = s->steps[i];
-		for (; k >= 0 && fr[k].at == i; k--)
-			steps[n++] = (struct remat_step){ REMAT_OP_FREE, fr[k].node };
-	}
-	remat_schedule_clear(s);
-	rc = remat_schedule_reserve(s, n, err);
-	if (rc == REMAT_OK) {
-		memcpy(s->steps, steps, sizeof(*steps) * (size_t)n);
-		s->n = n;
-	}
-out:
-	free(used);
-	free(fr);
-	free(steps);
-	return rc;
-}
-
 int remat_i_path_order(const struct remat_i_path *p, const double *x,
 		       struct remat_schedule *out, struct remat_error *err)
 {
 	const struct remat_graph *g = p->g;
+	struct remat_schedule order;
 	int32_t t, i, v, c;
+	int rc = REMAT_OK;
 
-	remat_schedule_clear(out);
-	for (t = 0; t <= p->T; t++) {
-		for (i = 0; i < g->n; i++) {
+	remat_schedule_init(&order);
+	for (t = 0; t <= p->T && rc == REMAT_OK; t++) {
+		for (i = 0; i < g->n && rc == REMAT_OK; i++) {
 			v = g->topo[i];
 			if (p->pos[v] < 0 || t <= p->pos[v] || t > p->last[v] ||
 			    (c = R(p, t, v)) < 0 || x[c] < 0.5)
 				continue;
-			REMAT_TRY(remat_schedule_push(out, REMAT_OP_COMPUTE, v, err));
+			rc = remat_schedule_push(&order, REMAT_OP_COMPUTE, v, err);
 		}
-		if (t < p->T)
-			REMAT_TRY(remat_schedule_push(out, REMAT_OP_COMPUTE, p->sigma[t], err));
+		if (t < p->T && rc == REMAT_OK)
+			rc = remat_schedule_push(&order, REMAT_OP_COMPUTE, p->sigma[t], err);
 	}
-	return add_frees(g, out, err);
+	/* Frees after last reads, an output's earlier instances too. */
+	if (rc == REMAT_OK)
+		rc = remat_i_liveness(g, &order, 1, out, err);
+	remat_schedule_release(&order);
+	return rc;
 }
 
 int remat_i_path_solve(const struct remat_i_path *p, double deadline,

@@ -80,38 +80,32 @@ static int replay(const struct remat_plan_request *req, const struct remat_i_pat
 }
 
 /*
- * The stages in which the order of point x goes over the budget, tightened
+ * The stages in which order (a point's) goes over the budget, tightened
  * (remat_i_path_tighten); *n how many were not tight yet.
  */
 static int tighten_over(const struct remat_plan_request *req, struct remat_i_path *p,
-			const double *x, int32_t *n, struct remat_error *err)
+			const struct remat_schedule *order, int32_t *n, struct remat_error *err)
 {
-	const struct remat_graph *g = req->graph;
-	struct remat_schedule order;
 	struct remat_sim_result r;
-	int64_t *mem = NULL, i;
+	int64_t *mem = malloc(sizeof(int64_t) * ((size_t)order->n + 1)), i;
 	int32_t t = 0;
 	int rc;
 
 	*n = 0;
-	remat_schedule_init(&order);
-	rc = remat_i_path_order(p, x, &order, err);
-	if (rc == REMAT_OK && !(mem = malloc(sizeof(int64_t) * ((size_t)order.n + 1))))
-		rc = REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the path pass");
-	if (rc == REMAT_OK)
-		rc = remat_simulate(g, &order, req->budget, mem, &r, err);
-	for (i = 0; rc == REMAT_OK && r.valid && i < order.n; i++) {
-		int32_t v = order.steps[i].node;
-
-		if (order.steps[i].op == REMAT_OP_COMPUTE && mem[i] > req->budget && !p->tight[t]) {
+	if (!mem)
+		return REMAT_FAIL(err, REMAT_ENOMEM, "out of memory in the path pass");
+	rc = remat_simulate(req->graph, order, req->budget, mem, &r, err);
+	for (i = 0; rc == REMAT_OK && r.valid && i < order->n; i++) {
+		if (order->steps[i].op != REMAT_OP_COMPUTE)
+			continue;
+		if (mem[i] > req->budget && !p->tight[t]) {
 			rc = remat_i_path_tighten(p, t, err);
 			++*n;
 		}
-		if (order.steps[i].op == REMAT_OP_COMPUTE && t < p->T && v == p->sigma[t])
+		if (t < p->T && order->steps[i].node == p->sigma[t])
 			t++;
 	}
 	free(mem);
-	remat_schedule_release(&order);
 	return rc;
 }
 
@@ -208,7 +202,7 @@ int remat_i_path_pass(const struct remat_plan_request *req, const struct remat_s
 				from = out;
 				res->found = 1;
 			}
-			rc = tighten_over(req, &p, mr.x, &over, err);
+			rc = tighten_over(req, &p, &cand, &over, err);
 			if (rc || !over)
 				goto out;
 			tight = 1;

@@ -26,7 +26,7 @@ void remat_i_frees_release(struct remat_i_frees *fr)
 }
 
 int remat_i_frees_plan(const struct remat_graph *g,
-		       const struct remat_schedule *s,
+		       const struct remat_schedule *s, int free_outputs,
 		       struct remat_i_frees *fr, struct remat_error *err)
 {
 	/* used[v]: a later step reads v's current value. */
@@ -54,6 +54,9 @@ int remat_i_frees_plan(const struct remat_graph *g,
 	fr->idx = malloc(sizeof(int32_t) * ((size_t)total + 1));
 	if (!fr->idx)
 		goto nomem;
+	/* With free_outputs, each output's last instance is read at the end. */
+	for (v = 0; free_outputs && v < g->n; v++)
+		used[v] = g->is_output[v];
 
 	for (i = s->n - 1; i >= 0; i--) {
 		const struct remat_step *st = &s->steps[i];
@@ -63,7 +66,7 @@ int remat_i_frees_plan(const struct remat_graph *g,
 			continue;
 		out = fr->idx + fr->off[i];
 		/* This instance of u: dead at once when no later step reads it. */
-		if (!used[u] && !g->is_output[u])
+		if (!used[u] && (free_outputs || !g->is_output[u]))
 			out[fr->cnt[i]++] = u;
 		used[u] = 0;
 		for (k = g->in_off[u]; k < g->in_off[u + 1]; k++) {
@@ -71,7 +74,7 @@ int remat_i_frees_plan(const struct remat_graph *g,
 
 			if (!used[w]) {
 				/* Last read of this instance of w. */
-				if (!g->is_output[w])
+				if (free_outputs || !g->is_output[w])
 					out[fr->cnt[i]++] = w;
 				used[w] = 1;
 			}
@@ -92,12 +95,18 @@ int remat_liveness(const struct remat_graph *g,
 		   const struct remat_schedule *order,
 		   struct remat_schedule *out, struct remat_error *err)
 {
+	return remat_i_liveness(g, order, 0, out, err);
+}
+
+int remat_i_liveness(const struct remat_graph *g, const struct remat_schedule *order,
+		     int free_outputs, struct remat_schedule *out, struct remat_error *err)
+{
 	struct remat_i_frees fr;
 	int64_t i, n = 0;
 	int32_t k;
 	int rc;
 
-	REMAT_TRY(remat_i_frees_plan(g, order, &fr, err));
+	REMAT_TRY(remat_i_frees_plan(g, order, free_outputs, &fr, err));
 	remat_schedule_clear(out);
 	rc = remat_schedule_reserve(out, fr.off[order->n] + fr.n_pre + order->n, err);
 	if (rc)

@@ -22,10 +22,19 @@ struct remat_i_frees {
 	int32_t *idx;
 };
 
-/* The frees of s's compute order; REMAT_EINPUT on a node index out of range. */
+/*
+ * The frees of s's compute order; REMAT_EINPUT on a node index out of
+ * range.  With free_outputs, an output's earlier instances are freed like
+ * any value's and only its last is kept (the compute-only semantics keep
+ * an output from its first computation: free_outputs 0).
+ */
 int remat_i_frees_plan(const struct remat_graph *g,
-		       const struct remat_schedule *s,
+		       const struct remat_schedule *s, int free_outputs,
 		       struct remat_i_frees *fr, struct remat_error *err);
 void remat_i_frees_release(struct remat_i_frees *fr);
+
+/* remat_liveness(), with remat_i_frees_plan()'s free_outputs. */
+int remat_i_liveness(const struct remat_graph *g, const struct remat_schedule *order,
+		     int free_outputs, struct remat_schedule *out, struct remat_error *err);
 
 #endif

@@ -81,7 +81,7 @@ int remat_simulate(const struct remat_graph *g, const struct remat_schedule *s,
 				 (long long)i, s->steps[i].node);
 			goto done;
 		}
-		rc = remat_i_frees_plan(g, s, &fr, err);
+		rc = remat_i_frees_plan(g, s, 0, &fr, err);
 		if (rc)
 			goto done;
 	}
