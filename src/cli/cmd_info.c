@@ -44,6 +44,34 @@ static double bound_share(double bound_time, double limit, double t0)
 	return bound_time > 0 && bound_time < left ? bound_time : isinf(left) ? 0 : left;
 }
 
+/* ', "NAME_lower_bound": V, "NAME_status": "STATUS"' (V null unless ok). */
+static void json_bound(const char *name, int ok, double v, const char *status)
+{
+	printf(", \"%s_lower_bound\": ", name);
+	if (ok)
+		remat_i_json_write_num(stdout, v);
+	else
+		fputs("null", stdout);
+	printf(", \"%s_status\": \"%s\"", name, status);
+}
+
+/* A bound's status in --json. */
+static const char *status_name(enum remat_bound_status st)
+{
+	return st == REMAT_BOUND_OK ? "ok" : st == REMAT_BOUND_INFEASIBLE ? "infeasible" :
+	       "not computed";
+}
+
+/* prefix, then node v's id as a JSON string, or null when v < 0. */
+static void json_node(const char *prefix, const struct remat_graph *g, int32_t v)
+{
+	fputs(prefix, stdout);
+	if (v >= 0)
+		remat_i_json_write_str(stdout, g->id[v]);
+	else
+		fputs("null", stdout);
+}
+
 static void json_error(const char *msg)
 {
 	fputs("{\"error\": ", stdout);
@@ -255,66 +283,24 @@ int cmd_info(const struct cli_cmd *cmd, int argc, char **argv)
 		else
 			printf(", \"treewidth\": null");
 		if (budget_opt.given) {
-			/* lp_lower_bound: null when infeasible or not computed. */
-			printf(", \"budget\": %lld, \"lp_lower_bound\": ", (long long)budget);
-			if (lp_status == 0)
-				remat_i_json_write_num(stdout, lp_bound);
-			else
-				fputs("null", stdout);
-			printf(", \"lp_status\": \"%s\"", lp_status == 0 ? "ok" :
-			       lp_status == 1 ? "infeasible" : "too large");
-			/* cut_lower_bound: null when infeasible or not computed. */
-			printf(", \"cut_lower_bound\": ");
-			if (cut_status == REMAT_BOUND_OK)
-				remat_i_json_write_num(stdout, cut_bound);
-			else
-				fputs("null", stdout);
-			printf(", \"cut_status\": \"%s\", \"cut_node\": ",
-			       cut_status == REMAT_BOUND_OK ? "ok" :
-			       cut_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed");
-			if (cut_at >= 0)
-				remat_i_json_write_str(stdout, g->id[cut_at]);
-			else
-				fputs("null", stdout);
-			/* window_lower_bound: null when infeasible or not computed. */
-			printf(", \"window_lower_bound\": ");
-			if (win_status == REMAT_BOUND_OK)
-				remat_i_json_write_num(stdout, win_bound);
-			else
-				fputs("null", stdout);
-			printf(", \"window_status\": \"%s\", \"window_moments\": [",
-			       win_status == REMAT_BOUND_OK ? "ok" :
-			       win_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed");
+			printf(", \"budget\": %lld", (long long)budget);
+			json_bound("lp", lp_status == 0, lp_bound, lp_status == 0 ? "ok" :
+				   lp_status == 1 ? "infeasible" : "too large");
+			json_bound("cut", cut_status == REMAT_BOUND_OK, cut_bound, status_name(cut_status));
+			json_node(", \"cut_node\": ", g, cut_at);
+			json_bound("window", win_status == REMAT_BOUND_OK, win_bound,
+				   status_name(win_status));
+			fputs(", \"window_moments\": [", stdout);
 			for (i = 0; win_status == REMAT_BOUND_OK && i < n_moments &&
-				    i < INFO_MOMENTS; i++) {
-				if (i)
-					fputs(", ", stdout);
-				remat_i_json_write_str(stdout, g->id[moments[i]]);
-			}
-			/* downset_lower_bound: null when infeasible or not computed. */
-			printf("], \"downset_lower_bound\": ");
-			if (ds_status == REMAT_BOUND_OK)
-				remat_i_json_write_num(stdout, ds_bound);
-			else
-				fputs("null", stdout);
-			printf(", \"downset_status\": \"%s\", \"downset_size\": %d",
-			       ds_status == REMAT_BOUND_OK ? "ok" :
-			       ds_status == REMAT_BOUND_INFEASIBLE ? "infeasible" : "not computed",
-			       (int)ds_size);
-			/* path_lower_bound: null unless the path bound holds. */
-			printf(", \"path_lower_bound\": ");
-			if (path_status == REMAT_BOUND_OK)
-				remat_i_json_write_num(stdout, path_bound);
-			else
-				fputs("null", stdout);
-			printf(", \"path_status\": \"%s\", \"path_fork\": ",
-			       path_status == REMAT_BOUND_OK ? "ok" :
-			       path_status == REMAT_BOUND_INFEASIBLE ? "infeasible" :
-			       path_fork >= 0 ? "more than one order" : "not computed");
-			if (path_fork >= 0)
-				remat_i_json_write_str(stdout, g->id[path_fork]);
-			else
-				fputs("null", stdout);
+				    i < INFO_MOMENTS; i++)
+				json_node(i ? ", " : "", g, moments[i]);
+			fputs("]", stdout);
+			json_bound("downset", ds_status == REMAT_BOUND_OK, ds_bound, status_name(ds_status));
+			printf(", \"downset_size\": %d", (int)ds_size);
+			json_bound("path", path_status == REMAT_BOUND_OK, path_bound,
+				   path_status == REMAT_BOUND_NOT_TRIED && path_fork >= 0 ?
+				   "more than one order" : status_name(path_status));
+			json_node(", \"path_fork\": ", g, path_fork);
 			printf(", \"lp_seconds\": %.3f, \"cut_seconds\": %.3f, "
 			       "\"window_seconds\": %.3f, \"downset_seconds\": %.3f, "
 			       "\"path_seconds\": %.3f", lp_time, cut_time, win_time, ds_time,
