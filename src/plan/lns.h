@@ -30,8 +30,11 @@ struct remat_i_lns_opts {
 				    all the rest */
 	double interval_share;   /* share of the time left the interval pass
 				    (interval_pass.h) may take, once, after the
-				    order search and the first swap pass
-				    (default 0: none) */
+				    order search and the first swap pass;
+				    < 0 (the default): LNS_INTERVAL_SHARE
+				    when a time limit leaves at least
+				    LNS_INTERVAL_AUTO_SECONDS then, else none;
+				    0: none */
 	double target;           /* stop once the cost is at most this (a lower
 				    bound plus the caller's gap); 0: none */
 };

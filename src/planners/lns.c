@@ -60,8 +60,9 @@ static const struct remat_planner_option lns_options[] = {
 	  "(default 0.25; 0: off)" },
 	{ "lns-interval", "F", "decide which values are held and which are computed again "
 	  "in the whole order at once, by one MILP of retention intervals, for at most F of "
-	  "the time left, after the order search (default 0: off; it needs minutes on graphs "
-	  "of a thousand nodes)" },
+	  "the time left, after the order search (default: 0.8 when a time limit leaves at "
+	  "least 100 s then, else off; 0: off; it needs minutes on graphs of a thousand "
+	  "nodes)" },
 	{ "gap", "G", "stop once a schedule is within relative gap G of the best lower bound "
 	  "proven (default 0.0001; 0: only at the bound, or the time limit)" },
 	{ NULL, NULL, NULL }

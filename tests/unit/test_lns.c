@@ -14,6 +14,7 @@
 #include "analysis/needed.h"
 #include "plan/interval_pass.h"
 #include "plan/lns.h"
+#include "plan/request.h"
 #include "plan/replay_search.h"
 #include "plan/seq_moves.h"
 
@@ -779,11 +780,90 @@ static void test_interval_pass(void **state)
 	assert_true(reached >= runs / 2);
 }
 
+/*
+ * The interval pass's default (lns.c, interval_share_now()): it runs when
+ * a time limit leaves at least 100 s, not with a few seconds left nor
+ * without a limit, nor when --lns-interval 0 turns it off, and
+ * --lns-interval F is read as F.  (The far deadline is never reached:
+ * the pass solves these small models whole, the order search, the swap
+ * pass and all but two windows are off.)
+ */
+static void test_interval_default(void **state)
+{
+	uint64_t st = 99;
+	int trial, runs = 0, ran = 0;
+	struct remat_plan_request req;
+	struct remat_i_lns_opts o;
+	struct remat_kv *kv = NULL;
+	struct remat_error err;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	assert_int_equal(remat_i_lns_opts_read(&req, &o, "test", &err), REMAT_OK);
+	assert_true(o.interval_share < 0);
+	assert_int_equal(remat_i_request_with_option(&req, "lns-interval", "0.5", &kv, &err),
+			 REMAT_OK);
+	assert_int_equal(remat_i_lns_opts_read(&req, &o, "test", &err), REMAT_OK);
+	assert_true(fabs(o.interval_share - 0.5) < 1e-12);
+	free(kv);
+	for (trial = 0; trial < 40; trial++) {
+		char *json = mixed_graph(&st, trial, 8);
+		struct remat_graph *g = tu_graph(json), *h = NULL;
+		struct remat_schedule start, out;
+		struct remat_i_lns_stats s;
+		int64_t budget;
+		int k;
+
+		remat_schedule_init(&start);
+		remat_schedule_init(&out);
+		if (!start_case(&st, g, &budget, &start, &h) ||
+		    sim(g, &start, budget).cost <= remat_i_least_cost(g) * (1 + 1e-9)) {
+			remat_schedule_release(&start);
+			remat_graph_free(h);
+			remat_graph_free(g);
+			free(json);
+			continue;
+		}
+		runs++;
+		memset(&req, 0, sizeof(req));
+		req.graph = g;
+		req.budget = budget;
+		for (k = 0; k < 4; k++) {
+			remat_i_lns_opts_init(&o, "test");
+			o.replay_share = 0;
+			o.swap_share = 0;
+			o.max_windows = 2;
+			if (k == 3)
+				o.interval_share = 0; /* --lns-interval 0 */
+			/* none, 5 s, 1,000 s, 1,000 s with the pass off */
+			req.deadline = k == 0 ? 0 : remat_now() + (k == 1 ? 5 : 1000);
+			assert_int_equal(remat_i_lns_improve(&req, &start, &o, &out, &s, &err),
+					 REMAT_OK);
+			assert_true(sim(g, &out, budget).feasible);
+			if (k == 2) {
+				assert_true(s.interval == 0 || s.interval == 1);
+				ran += s.interval == 1;
+			} else {
+				assert_int_equal(s.interval, -1);
+			}
+		}
+		remat_schedule_release(&start);
+		remat_schedule_release(&out);
+		remat_graph_free(h);
+		remat_graph_free(g);
+		free(json);
+	}
+	print_message("interval default: %d starts, the pass kept a cheaper schedule on %d\n",
+		      runs, ran);
+	assert_true(runs >= 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_never_worse),
 		cmocka_unit_test(test_interval_pass),
+		cmocka_unit_test(test_interval_default),
 		cmocka_unit_test(test_seq_moves),
 		cmocka_unit_test(test_replay_search_brute_force),
 		cmocka_unit_test(test_lns_with_replay_never_worse),
