@@ -666,9 +666,18 @@ static int auto_plan(const struct remat_plan_request *req,
 		remat_error_clear(&e);
 		path = remat_i_path_fits(req->graph, AUTO_PATH_MAX_COLS, &e) == 1;
 		prc = REMAT_OK;
-		if (path)
+		if (path) {
+			/*
+			 * The interval pass, if it runs at all, runs once, in
+			 * the LNS after the path MILP (a limit of 1,000 s or so
+			 * would leave this short share the 100 s it needs).
+			 */
+			struct remat_i_lns_opts pre = o;
+
+			pre.interval_share = 0;
 			prc = polish_lns(req, remat_now() + AUTO_PATH_LNS_SHARE * (end - remat_now()),
-					 &o, &k, &cand, &st, &e);
+					 &pre, &k, &cand, &st, &e);
+		}
 		rc = step_failed(prc, &e, &first_failure, &failure, err);
 		if (rc)
 			goto done;
